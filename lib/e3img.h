@@ -1,0 +1,146 @@
+/*
+ * e3img.h: the public API of libe3img — open an ext3 image, load files into
+ * it from many threads at once through the reservation allocator, close it.
+ * Tools include only this header (and e3_err.h, which it pulls in).
+ *
+ * Every function returns an errcode_t: 0, a libext2fs code, an errno value or
+ * one of ours from e3_err.et. Nothing here prints or exits.
+ */
+#ifndef E3IMG_H
+#define E3IMG_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <time.h>
+#include <sys/types.h>
+#include <ext2fs/ext2fs.h>
+#include "e3_err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Registers the com_err tables (ours and libext2fs') so error_message()
+ * names every code. Call once at start-up. */
+void e3_init_errors(void);
+
+/* ---- allocation modes ------------------------------------------------- */
+
+enum e3_alloc_mode {
+	E3_ALLOC_RBTREE = 0,	/* windows in a red-black tree (default) */
+	E3_ALLOC_LIST,		/* windows in a sorted list, as 2.6.8-mm4 */
+	E3_ALLOC_NONE,		/* no windows: goal, then first free block */
+};
+errcode_t e3_alloc_mode_parse(const char *name, enum e3_alloc_mode *mode);
+const char *e3_alloc_mode_name(enum e3_alloc_mode mode);
+
+/* ---- images ------------------------------------------------------------ */
+
+typedef struct e3_image e3_image_t;
+
+#define E3_OPEN_WRITE	0x1	/* read-write and exclusive (a lock on the file) */
+#define E3_OPEN_REPLAY	0x2	/* read-only open: replay a pending journal
+				   instead of refusing (writers always replay) */
+
+struct e3_open_opts {
+	unsigned flags;			/* E3_OPEN_* */
+	enum e3_alloc_mode alloc;
+	unsigned commit_interval;	/* seconds between timed commits; 0 = 5 */
+};
+
+/* What happened while opening: a writer replays a pending journal first. */
+struct e3_open_report {
+	int replayed;			/* a journal replay ran */
+	unsigned transactions;		/* transactions replayed */
+	unsigned blocks;		/* blocks written by the replay */
+};
+
+errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
+			e3_image_t **ret);
+/* Commits, checkpoints, flushes and unlocks; frees img even on error. */
+errcode_t e3_image_close(e3_image_t *img);
+/* Frees img without writing anything more: the image stays as of the last
+ * commit (journal replay brings it back to that). */
+void e3_image_abort(e3_image_t *img);
+const struct e3_open_report *e3_image_open_report(e3_image_t *img);
+const char *e3_image_path(e3_image_t *img);
+/* The libext2fs handle, for single-threaded readers (e3fsck, e3debugfs).
+ * Not to be used while loader threads run. */
+ext2_filsys e3_image_fs(e3_image_t *img);
+
+/* ---- bulk load (thread-safe: any thread, any number of open files) ------ */
+
+struct e3_attr {
+	uint32_t mode;			/* S_IF* type and 07777 bits */
+	uint32_t uid, gid;
+	struct timespec atime, mtime, ctime;
+};
+
+typedef struct e3_file e3_file_t;
+
+#define E3_SIZE_UNKNOWN UINT64_MAX
+
+errcode_t e3_lookup(e3_image_t *img, ext2_ino_t dir, const char *name,
+		    ext2_ino_t *ino);
+/* Absolute path inside the image; symlinks are not followed. */
+errcode_t e3_namei(e3_image_t *img, const char *path, ext2_ino_t *ino);
+
+errcode_t e3_mkdir(e3_image_t *img, ext2_ino_t parent, const char *name,
+		   const struct e3_attr *attr, ext2_ino_t *ino);
+/* size_hint: the bytes the file will hold, or E3_SIZE_UNKNOWN. With a hint
+ * the file's reservation window is its whole size. */
+errcode_t e3_create(e3_image_t *img, ext2_ino_t parent, const char *name,
+		    const struct e3_attr *attr, uint64_t size_hint,
+		    e3_file_t **ret);
+errcode_t e3_file_write(e3_file_t *f, const void *buf, size_t len);
+/* Writes at an offset; the blocks skipped over stay holes. */
+errcode_t e3_file_pwrite(e3_file_t *f, const void *buf, size_t len,
+			 uint64_t offset);
+/* Sets the size (e.g. a trailing hole) without allocating. */
+errcode_t e3_file_set_size(e3_file_t *f, uint64_t size);
+ext2_ino_t e3_file_ino(e3_file_t *f);
+/* Writes the block map and inode, drops the window; frees f even on error. */
+errcode_t e3_file_close(e3_file_t *f);
+
+errcode_t e3_symlink(e3_image_t *img, ext2_ino_t parent, const char *name,
+		     const char *target, const struct e3_attr *attr,
+		     ext2_ino_t *ino);
+/* A hard link: a new entry for an existing non-directory inode. */
+errcode_t e3_link(e3_image_t *img, ext2_ino_t parent, const char *name,
+		  ext2_ino_t ino);
+/* Character/block devices (rdev), FIFOs and sockets (rdev ignored). */
+errcode_t e3_mknod(e3_image_t *img, ext2_ino_t parent, const char *name,
+		   const struct e3_attr *attr, dev_t rdev, ext2_ino_t *ino);
+/* Extended attribute by its full Linux name ("user.x", "security.selinux",
+ * "system.posix_acl_access" with the value in the Linux xattr ACL format). */
+errcode_t e3_setxattr(e3_image_t *img, ext2_ino_t ino, const char *name,
+		      const void *value, size_t size);
+/* Mode bits, owner and times of an existing inode (directories are created
+ * first and get their final times after their contents). */
+errcode_t e3_setattr(e3_image_t *img, ext2_ino_t ino,
+		     const struct e3_attr *attr);
+
+/* ---- journal recovery (for readers that replay: e3fsck, e3debugfs) ---- */
+
+struct e3_replay_report {
+	unsigned transactions;		/* committed transactions replayed */
+	unsigned blocks;		/* blocks copied to their home */
+	unsigned revoked;		/* blocks skipped because revoked */
+	uint32_t first_tid, last_tid;
+};
+/* Nonzero when fs has an internal journal with needs_recovery set or a
+ * non-empty log. */
+int e3_journal_pending(ext2_filsys fs);
+/* Replays fs's internal journal (scan, revoke, replay as e2fsck does), then
+ * clears needs_recovery and empties the log. fs must be open read-write
+ * through the plain unix I/O manager; callers reopen fs afterwards, since
+ * the superblock and group descriptors may have changed under it. */
+errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "e3_mkfs.h"
+#include "e3_check.h"
+#endif

@@ -1,0 +1,306 @@
+/*
+ * image.c: opening and closing an image — the exclusive lock, refusing
+ * what ext3 cannot hold, replaying a pending journal, and wiring the
+ * allocator and the journal onto the libext2fs handle.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "image.h"
+#include "alloc.h"
+#include "journal.h"
+#include "load.h"
+
+/* The feature bits ext3 may carry; anything else is refused by writers. */
+#define E3_COMPAT_OK (EXT2_FEATURE_COMPAT_DIR_PREALLOC | \
+	EXT2_FEATURE_COMPAT_IMAGIC_INODES | EXT3_FEATURE_COMPAT_HAS_JOURNAL | \
+	EXT2_FEATURE_COMPAT_EXT_ATTR | EXT2_FEATURE_COMPAT_RESIZE_INODE | \
+	EXT2_FEATURE_COMPAT_DIR_INDEX)
+#define E3_INCOMPAT_OK (EXT2_FEATURE_INCOMPAT_FILETYPE | \
+	EXT3_FEATURE_INCOMPAT_RECOVER)
+#define E3_RO_COMPAT_OK (EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER | \
+	EXT2_FEATURE_RO_COMPAT_LARGE_FILE)
+
+void e3_init_errors(void)
+{
+	add_error_table(&et_ext2_error_table);
+	add_error_table(&et_e3im_error_table);
+}
+
+void e3_fs_lock(struct e3_image *img)
+{
+	pthread_mutex_lock(&img->fs_lock);
+}
+
+void e3_fs_unlock(struct e3_image *img)
+{
+	pthread_mutex_unlock(&img->fs_lock);
+}
+
+static const char *const alloc_mode_names[] = {
+	[E3_ALLOC_RBTREE] = "rbtree",
+	[E3_ALLOC_LIST] = "list",
+	[E3_ALLOC_NONE] = "none",
+};
+
+errcode_t e3_alloc_mode_parse(const char *name, enum e3_alloc_mode *mode)
+{
+	for (size_t i = 0; i < sizeof(alloc_mode_names) / sizeof(*alloc_mode_names); i++)
+		if (strcmp(name, alloc_mode_names[i]) == 0) {
+			*mode = (enum e3_alloc_mode)i;
+			return 0;
+		}
+	return E3_BAD_ALLOC_MODE;
+}
+
+const char *e3_alloc_mode_name(enum e3_alloc_mode mode)
+{
+	if ((unsigned)mode < sizeof(alloc_mode_names) / sizeof(*alloc_mode_names))
+		return alloc_mode_names[mode];
+	return "?";
+}
+
+/* ext4-only (or unknown) features: a writer would corrupt them. */
+static errcode_t check_features(ext2_filsys fs)
+{
+	struct ext2_super_block *sb = fs->super;
+
+	if ((sb->s_feature_compat & ~E3_COMPAT_OK) ||
+	    (sb->s_feature_incompat & ~E3_INCOMPAT_OK) ||
+	    (sb->s_feature_ro_compat & ~E3_RO_COMPAT_OK))
+		return E3_UNSUPPORTED_FEATURE;
+	return 0;
+}
+
+/* SOURCE_DATE_EPOCH makes every timestamp libext2fs writes reproducible. */
+static void apply_source_date_epoch(ext2_filsys fs)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno == 0 && *end == '\0' && v >= 0)
+		fs->now = (time_t)v;
+}
+
+static errcode_t open_fs(struct e3_image *img, int rw, ext2_filsys *ret)
+{
+	int flags = EXT2_FLAG_64BITS | (rw ? EXT2_FLAG_RW : 0);
+	errcode_t err;
+
+	err = ext2fs_open2(img->path, NULL, flags, 0, 0, unix_io_manager, ret);
+	if (err == EXT2_ET_BAD_MAGIC || err == EXT2_ET_SB_CSUM_INVALID ||
+	    err == EXT2_ET_CORRUPT_SUPERBLOCK)
+		return E3_NOT_EXT3;
+	if (err)
+		return err;
+	apply_source_date_epoch(*ret);
+	return 0;
+}
+
+/* A pending journal is replayed by writers and, when asked, by readers;
+ * otherwise a reader refuses rather than show a half-updated image. */
+static errcode_t replay_if_needed(struct e3_image *img)
+{
+	struct e3_replay_report rep;
+	int want_rw = img->flags & E3_OPEN_WRITE;
+	errcode_t err;
+
+	if (!e3_journal_pending(img->fs))
+		return 0;
+	if (!(img->flags & (E3_OPEN_WRITE | E3_OPEN_REPLAY)))
+		return E3_NEEDS_RECOVERY;
+	if (!want_rw) {
+		/* read-only open that may replay: reopen read-write */
+		ext2fs_close_free(&img->fs);
+		err = open_fs(img, 1, &img->fs);
+		if (err == EACCES || err == EROFS || err == EPERM)
+			return E3_IMAGE_READONLY;
+		if (err)
+			return err;
+	}
+	memset(&rep, 0, sizeof(rep));
+	err = e3_journal_replay(img->fs, &rep);
+	if (err)
+		return err;
+	img->report.replayed = 1;
+	img->report.transactions = rep.transactions;
+	img->report.blocks = rep.blocks;
+	/* the superblock and descriptors may have changed under fs */
+	ext2fs_close_free(&img->fs);
+	return open_fs(img, want_rw, &img->fs);
+}
+
+static errcode_t lock_image(struct e3_image *img)
+{
+	int write = img->flags & E3_OPEN_WRITE;
+	struct stat st;
+
+	if (stat(img->path, &st) < 0)
+		return errno;
+	if (S_ISDIR(st.st_mode))
+		return E3_IS_DIRECTORY;
+	img->fd = open(img->path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (img->fd < 0) {
+		if (write && (errno == EACCES || errno == EROFS || errno == EPERM))
+			return E3_IMAGE_READONLY;
+		return errno;
+	}
+	/* Writers are exclusive; readers share but never meet a writer. */
+	if (flock(img->fd, (write ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? E3_IMAGE_LOCKED : errno;
+	if (write) {
+		int mflags = 0;
+		errcode_t err = ext2fs_check_if_mounted(img->path, &mflags);
+
+		if (err == 0 && (mflags & EXT2_MF_MOUNTED))
+			return E3_MOUNTED;
+	}
+	return 0;
+}
+
+static errcode_t start_writer(struct e3_image *img)
+{
+	errcode_t err;
+
+	err = e3_alloc_create(img, img->opts.alloc, &img->alloc);
+	if (err)
+		return err;
+	if (ext2fs_has_feature_journal(img->fs->super)) {
+		err = e3_journal_start(img, &img->journal);
+		if (err)
+			return err;
+	}
+	return e3_load_init(img);
+}
+
+errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
+			e3_image_t **ret)
+{
+	struct e3_image *img;
+	errcode_t err;
+
+	img = calloc(1, sizeof(*img));
+	if (!img)
+		return ENOMEM;
+	img->fd = -1;
+	if (opts)
+		img->opts = *opts;
+	img->flags = img->opts.flags;
+	pthread_mutex_init(&img->fs_lock, NULL);
+	img->path = strdup(path);
+	if (!img->path) {
+		err = ENOMEM;
+		goto fail;
+	}
+	err = lock_image(img);
+	if (err)
+		goto fail;
+	err = open_fs(img, img->flags & E3_OPEN_WRITE, &img->fs);
+	if (err)
+		goto fail;
+	if ((img->flags & E3_OPEN_WRITE) && (err = check_features(img->fs)))
+		goto fail;
+	err = replay_if_needed(img);
+	if (err)
+		goto fail;
+	img->fs->priv_data = img;
+	err = ext2fs_read_bitmaps(img->fs);
+	if (err)
+		goto fail;
+	if (img->flags & E3_OPEN_WRITE) {
+		err = start_writer(img);
+		if (err)
+			goto fail;
+	}
+	*ret = img;
+	return 0;
+fail:
+	e3_image_abort(img);
+	return err;
+}
+
+static void free_image(struct e3_image *img)
+{
+	if (img->fd >= 0)
+		close(img->fd);	/* drops the flock */
+	pthread_mutex_destroy(&img->fs_lock);
+	free(img->path);
+	free(img);
+}
+
+errcode_t e3_image_close(e3_image_t *img)
+{
+	errcode_t err = 0, err2;
+
+	if (!img)
+		return 0;
+	e3_fs_lock(img);
+	if (img->load)
+		err = e3_load_fini(img);
+	if (img->journal) {
+		err2 = e3_journal_stop(img->journal);
+		img->journal = NULL;
+		if (!err)
+			err = err2;
+	}
+	if (img->fs) {
+		err2 = err ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);
+		img->fs = NULL;
+		if (!err)
+			err = err2;
+	}
+	if (!err && img->fd >= 0 && (img->flags & E3_OPEN_WRITE) &&
+	    fsync(img->fd) < 0)
+		err = errno;
+	if (img->alloc) {
+		e3_alloc_destroy(img->alloc);
+		img->alloc = NULL;
+	}
+	e3_fs_unlock(img);
+	free_image(img);
+	return err;
+}
+
+void e3_image_abort(e3_image_t *img)
+{
+	if (!img)
+		return;
+	if (img->load)
+		e3_load_abort(img);
+	if (img->journal)
+		e3_journal_abort(img->journal);
+	if (img->fs) {
+		/* drop in-memory changes: nothing more reaches the image */
+		img->fs->flags &= ~(EXT2_FLAG_DIRTY | EXT2_FLAG_IB_DIRTY |
+				    EXT2_FLAG_BB_DIRTY | EXT2_FLAG_CHANGED);
+		ext2fs_free(img->fs);
+	}
+	if (img->alloc)
+		e3_alloc_destroy(img->alloc);
+	free_image(img);
+}
+
+const struct e3_open_report *e3_image_open_report(e3_image_t *img)
+{
+	return &img->report;
+}
+
+const char *e3_image_path(e3_image_t *img)
+{
+	return img->path;
+}
+
+ext2_filsys e3_image_fs(e3_image_t *img)
+{
+	return img->fs;
+}

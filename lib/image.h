@@ -1,0 +1,52 @@
+/*
+ * image.h: the private state of an open image, shared by lib/'s layers
+ * (alloc, journal, load). Tools never include this.
+ *
+ * LOCKING — the one place where lock order is written down.
+ *
+ *   fs_lock      (struct e3_image)  every call into libext2fs on img->fs,
+ *                                   every field tagged [fs_lock], and the
+ *                                   journal's running transaction.
+ *   rsv_lock     (struct e3_alloc)  the reservation window tree/list.
+ *   group bitmap (struct e3_alloc)  bits are claimed with atomic ops; no lock.
+ *   file->lock   (struct e3_file)   one open file's block map and buffers
+ *                                   (a file is normally used by one thread).
+ *
+ *   Order: file->lock  ->  fs_lock  ->  rsv_lock.
+ *   Never take fs_lock while holding rsv_lock. File data is written with
+ *   pwrite(img->fd) holding no lock at all.
+ */
+#ifndef E3_IMAGE_H
+#define E3_IMAGE_H
+
+#include <pthread.h>
+#include "e3img.h"
+
+struct e3_alloc;
+struct e3_journal;
+struct e3_load;
+
+struct e3_image {
+	char *path;
+	int fd;				/* O_RDWR (or O_RDONLY) image file:
+					   holds the flock, file data pwrite */
+	unsigned flags;			/* E3_OPEN_* */
+	struct e3_open_opts opts;
+	struct e3_open_report report;
+
+	pthread_mutex_t fs_lock;
+	ext2_filsys fs;			/* [fs_lock]; fs->priv_data == this */
+	struct e3_alloc *alloc;		/* own locks; NULL when read-only */
+	struct e3_journal *journal;	/* [fs_lock]; NULL without a journal */
+	struct e3_load *load;		/* load-layer state, own locks */
+};
+
+static inline struct e3_image *e3_image_of(ext2_filsys fs)
+{
+	return (struct e3_image *)fs->priv_data;
+}
+
+void e3_fs_lock(struct e3_image *img);
+void e3_fs_unlock(struct e3_image *img);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * journal.h: lib/'s journaling layer — an io_manager wrapped around the
+ * image's unix I/O channel that captures every metadata write into the
+ * running JBD2 transaction; commit, checkpoint; recovery is public
+ * (e3_journal_replay in e3img.h).
+ */
+#ifndef E3_JOURNAL_H
+#define E3_JOURNAL_H
+
+#include "image.h"
+
+struct e3_journal;
+
+/* Starts journaling img->fs: wraps img->fs->io. The journal must be empty
+ * (replay first). Caller holds fs_lock. */
+errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret);
+/* End of one atomic operation (mkdir, a file's close...): commits when the
+ * running transaction has reached a quarter of the journal or the commit
+ * interval has passed. Caller holds fs_lock. */
+errcode_t e3_journal_op_end(struct e3_journal *j);
+/* Writes libext2fs' dirty state (bitmaps, group descriptors, superblock)
+ * into the running transaction and commits it; checkpoints too if asked.
+ * Ordered mode: file data written with pwrite(img->fd) before this call is
+ * made durable before the commit block. Caller holds fs_lock. */
+errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint);
+/* A journaled metadata block was freed: revoke it in the running
+ * transaction. Caller holds fs_lock. */
+void e3_journal_revoke(struct e3_journal *j, blk64_t blk);
+/* Final commit and checkpoint, needs_recovery cleared, I/O unwrapped,
+ * freed (even on error). Caller holds fs_lock. */
+errcode_t e3_journal_stop(struct e3_journal *j);
+/* Unwraps and frees without writing: the image is as of the last commit. */
+void e3_journal_abort(struct e3_journal *j);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * util.c: the tools' shared helpers (see util.h). The program name is the
+ * one piece of process-wide state, set once at start-up.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <inttypes.h>
+
+#include "util.h"
+
+static const char *prog = "e3img";
+
+void tool_init(const char *argv0)
+{
+	const char *slash = strrchr(argv0, '/');
+
+	prog = slash ? slash + 1 : argv0;
+	e3_init_errors();
+}
+
+const char *tool_name(void)
+{
+	return prog;
+}
+
+void tool_error(const char *subject, errcode_t err, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	if (subject)
+		fprintf(stderr, "%s: ", subject);
+	if (fmt) {
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		if (err)
+			fprintf(stderr, ": %s", error_message(err));
+	} else {
+		fputs(error_message(err), stderr);
+	}
+	fputc('\n', stderr);
+}
+
+void tool_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see '%s --help')\n", prog);
+}
+
+errcode_t parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!s || !*s || *s == '-')
+		return E3_BAD_OPTION;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || *end || x < min || x > max)
+		return E3_BAD_OPTION;
+	*v = x;
+	return 0;
+}
+
+errcode_t parse_size(const char *s, uint64_t *bytes)
+{
+	char *end;
+	unsigned long long x;
+	unsigned shift = 0;
+
+	if (!s || !*s || *s == '-')
+		return E3_BAD_SIZE;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return E3_BAD_SIZE;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	case 't': case 'T': shift = 40; break;
+	default: return E3_BAD_SIZE;
+	}
+	if (*end && end[1] != '\0' && !((end[1] == 'i' || end[1] == 'B') &&
+	    (end[2] == '\0' || (end[1] == 'i' && end[2] == 'B' && end[3] == '\0'))))
+		return E3_BAD_SIZE;
+	if (shift && x > (UINT64_MAX >> shift))
+		return E3_BAD_SIZE;
+	*bytes = (uint64_t)x << shift;
+	return 0;
+}

@@ -1,0 +1,27 @@
+/*
+ * util.h: small helpers shared by the command-line tools: error reporting
+ * in the house format ("prog: image: message"), size parsing.
+ */
+#ifndef E3_MISC_UTIL_H
+#define E3_MISC_UTIL_H
+
+#include <stdint.h>
+#include "e3img.h"
+
+/* Sets the program name used in messages and registers the error tables. */
+void tool_init(const char *argv0);
+const char *tool_name(void);
+/* "prog: subject: message[: detail]" on stderr; subject and detail may be
+ * NULL. The message is error_message(err) when fmt is NULL. */
+void tool_error(const char *subject, errcode_t err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* "prog: message" for usage errors. */
+void tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parses "123", "64K", "8M", "1G", "2T" (powers of 1024) into bytes.
+ * Returns 0 or E3_BAD_SIZE. */
+errcode_t parse_size(const char *s, uint64_t *bytes);
+/* Parses an unsigned integer that must lie in [min, max]. */
+errcode_t parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *v);
+
+#endif
