@@ -25,16 +25,22 @@ static char img_path[64];
  * superblock, data 5129-6144; group 6 data 6151-7168; group 7 7177-8191.
  * Group 0 data 22-1024 (root and lost+found use 9-21), group 1 1033-2048,
  * group 3 3081-4096. */
-static int make_image(const char *extra, const char *size)
+static int make_image_g(unsigned bpg, unsigned inodes, const char *size)
 {
 	char cmd[512];
 
 	snprintf(img_path, sizeof(img_path), "/tmp/alloc-test-%d.img",
 		 (int)getpid());
-	snprintf(cmd, sizeof(cmd), "rm -f %s && mke2fs -q -F -t ext2 -b 1024 "
-		 "-g 1024 -N 256 -I 128 -O ^resize_inode %s %s %s >/dev/null 2>&1",
-		 img_path, extra, img_path, size);
+	snprintf(cmd, sizeof(cmd), "rm -f %s && truncate -s %s %s && "
+		 "mke2fs -q -F -t ext2 -b 1024 -g %u -N %u -I 128 "
+		 "-O ^resize_inode %s >/dev/null 2>&1",
+		 img_path, size, img_path, bpg, inodes, img_path);
 	return system(cmd);
+}
+
+static int make_image(const char *size)
+{
+	return make_image_g(1024, 256, size);
 }
 
 static struct e3_image *open_image(enum e3_alloc_mode mode)
@@ -158,14 +164,14 @@ static const struct cmd script[] = {
 	{ ALLOC, 6, 5000, 0, 0, 3081, 1016 },
 };
 
-static void run_script(enum e3_alloc_mode mode)
+static void run_script(enum e3_alloc_mode mode, const struct cmd *sc, size_t n)
 {
 	struct e3_rsv files[8];
 	struct e3_image *img;
 	blk64_t free0, claimed = 0;
 	int bad = 0;
 
-	if (make_image("", "8M")) {
+	if (make_image("8M")) {
 		CHECK(!"mke2fs failed");
 		return;
 	}
@@ -175,8 +181,8 @@ static void run_script(enum e3_alloc_mode mode)
 		return;
 	free0 = e3_alloc_free_count(img->alloc);
 	CHECK(free0 == ext2fs_free_blocks_count(img->fs->super));
-	for (size_t i = 0; i < sizeof(script) / sizeof(*script); i++) {
-		const struct cmd *c = &script[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct cmd *c = &sc[i];
 		struct e3_rsv *r = &files[c->file];
 		blk64_t start = 0, got = 0;
 		errcode_t err;
@@ -208,23 +214,303 @@ static void run_script(enum e3_alloc_mode mode)
 	}
 	CHECK(bad == 0);
 	CHECK(e3_alloc_free_count(img->alloc) == free0 - claimed);
+	if (mode == E3_ALLOC_NONE) {
+		struct e3_alloc_stats st;
+
+		e3_alloc_get_stats(img->alloc, &st);
+		CHECK(st.windows == 0 && st.window_allocs == 0);
+	}
 	drop_image(img);
 }
 
 static void test_script_rbtree(void)
 {
-	run_script(E3_ALLOC_RBTREE);
+	run_script(E3_ALLOC_RBTREE, script, sizeof(script) / sizeof(*script));
 }
 
 /* The list walks differently but must book exactly the same windows. */
 static void test_script_list(void)
 {
-	run_script(E3_ALLOC_LIST);
+	run_script(E3_ALLOC_LIST, script, sizeof(script) / sizeof(*script));
+}
+
+/* `none`: goal, then ext3's search (rest of the goal's 64-block chunk, a
+ * free aligned byte, any bit), walking back up to 7 free blocks. */
+static const struct cmd none_script[] = {
+	/* Goal 2049 is metadata; the chunk 2049-2112 gives 2055. */
+	{ NEW, 0, 65, 0, 0, 0, 0 },
+	{ ALLOC, 0, 3, 0, 0, 2055, 3 },
+	{ NEW, 1, 66, 0, 1, 0, 0 },
+	{ ALLOC, 1, 2, 0, 0, 2113, 2 },
+	{ ALLOC, 0, 5, 0, 0, 2058, 5 },
+	/* Without windows a second file from the same goal lands right
+	 * after the first one's blocks ... */
+	{ NEW, 2, 67, 0, 0, 0, 0 },
+	{ ALLOC, 2, 4, 0, 0, 2063, 4 },
+	/* ... and the first file continues after it: fragmented. */
+	{ ALLOC, 0, 2, 0, 0, 2067, 2 },
+	/* Goal 2113 is taken; 2115 is the next free block in its chunk;
+	 * 130 blocks: 2115-2244. Size hints mean nothing in `none`. */
+	{ NEW, 3, 68, 5000, 1, 0, 0 },
+	{ ALLOC, 3, 130, 0, 0, 2115, 130 },
+	/* Colour 2: goal 2049 + 128 = 2177, in a wholly used chunk
+	 * (2177-2240). The first free aligned byte is 2249-2256; walking
+	 * back over the free 2245-2248 starts the run at 2245. */
+	{ NEW, 4, 69, 0, 2, 0, 0 },
+	{ ALLOC, 4, 3, 0, 0, 2245, 3 },
+};
+
+static void test_script_none(void)
+{
+	run_script(E3_ALLOC_NONE, none_script,
+		   sizeof(none_script) / sizeof(*none_script));
+}
+
+/* A file written block by block fills every window, so each next window
+ * doubles: 8, 16, ..., 1024, then the cap 1027. Each slides on from the
+ * last, so the file is one run. */
+static void test_window_growth(void)
+{
+	static const blk64_t want[] = { 8, 16, 32, 64, 128, 256, 512, 1024,
+					1027, 1027 };
+	struct e3_image *img;
+	struct e3_rsv r;
+	blk64_t free0, first = 0, last = 0, sizes[16], prev_start = 0;
+	size_t nsizes = 0;
+	int bad = 0;
+
+	CHECK(make_image_g(8192, 256, "16M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	free0 = e3_alloc_free_count(img->alloc);
+	e3_rsv_init(img->alloc, &r, 12, 0, 0);
+	for (blk64_t i = 0; i < 8 + 4086; i++) {
+		blk64_t s, got;
+
+		CHECK_OK(e3_alloc_blocks(img->alloc, &r,
+					 e3_rsv_goal(img->alloc, &r), 1, &s, &got));
+		if (i == 0)
+			first = s;
+		else if (s != last + 1)
+			bad++;
+		last = s;
+		if (r.start != prev_start && nsizes < 16) {
+			sizes[nsizes++] = r.end - r.start + 1;
+			prev_start = r.start;
+		}
+		if (!tree_ok(img))
+			bad++;
+	}
+	CHECK(bad == 0);
+	CHECK(last - first + 1 == 8 + 4086);
+	/* The very first window (at the goal, block 1) held no free block
+	 * and was moved: the sizes seen after allocations start at 8. */
+	CHECK(nsizes == 10);
+	for (size_t i = 0; i < nsizes && i < 10; i++)
+		if (sizes[i] != want[i]) {
+			fprintf(stderr, "  window %zu: %llu blocks, want %llu\n",
+				i, sizes[i], want[i]);
+			bad++;
+		}
+	CHECK(bad == 0);
+	e3_rsv_discard(img->alloc, &r);
+	CHECK(!r.linked && r.start == 0 && r.end == 0);
+	CHECK(tree_ok(img));
+	/* The unused rest of the last window is free again. */
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - (8 + 4086));
+	{
+		struct e3_alloc_stats st;
+
+		e3_alloc_get_stats(img->alloc, &st);
+		CHECK(st.windows == 0);
+		CHECK(st.blocks_claimed == 8 + 4086);
+	}
+	drop_image(img);
+}
+
+/* Two hinted files book windows over all the free space; an unhinted file
+ * still gets blocks (from inside their windows), and the image fills to
+ * the last block before "image full". */
+static void test_fallback_into_windows(void)
+{
+	struct e3_image *img;
+	struct e3_rsv w1, w2, x;
+	struct e3_alloc_stats st;
+	blk64_t free0, s, got, total = 0;
+	errcode_t err;
+
+	CHECK(make_image("8M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	free0 = e3_alloc_free_count(img->alloc);
+	e3_rsv_init(img->alloc, &w1, 129, 100000, 0);
+	e3_rsv_init(img->alloc, &w2, 129, 100000, 0);
+	/* From 4097 the largest run crossing only metadata is 4103-8191
+	 * (4067 blocks); the second file gets 22-4096 (4053). */
+	CHECK_OK(e3_rsv_book(img->alloc, &w1, e3_rsv_goal(img->alloc, &w1)));
+	CHECK_OK(e3_rsv_book(img->alloc, &w2, e3_rsv_goal(img->alloc, &w2)));
+	CHECK(w1.start == 4103 && w1.end == 8191);
+	CHECK(w2.start == 22 && w2.end == 4096);
+	e3_rsv_init(img->alloc, &x, 65, 0, 0);
+	err = e3_alloc_blocks(img->alloc, &x, e3_rsv_goal(img->alloc, &x), 5,
+			      &s, &got);
+	CHECK(err == 0 && s == 2055 && got == 5);
+	e3_alloc_get_stats(img->alloc, &st);
+	CHECK(st.window_fallbacks == 1);
+	total = got;
+	while ((err = e3_alloc_blocks(img->alloc, &x, e3_rsv_goal(img->alloc, &x),
+				      1000, &s, &got)) == 0)
+		total += got;
+	CHECK(err == E3_IMAGE_FULL);
+	CHECK(total == free0);
+	CHECK(e3_alloc_free_count(img->alloc) == 0);
+	/* Even the hinted files get nothing now, with a clear error. */
+	CHECK(e3_alloc_blocks(img->alloc, &w1, 4103, 1, &s, &got) == E3_IMAGE_FULL);
+	e3_rsv_discard(img->alloc, &w1);
+	e3_rsv_discard(img->alloc, &w2);
+	e3_rsv_discard(img->alloc, &x);
+	CHECK(tree_ok(img));
+	drop_image(img);
+}
+
+/* Blocks freed in a transaction come back only after e3_alloc_committed,
+ * whether freed directly or through libext2fs (the stats hook). */
+static void test_deferred_free(void)
+{
+	struct e3_image *img;
+	ext2_filsys fs;
+	blk64_t free0, s, got, s2, got2, b, b2;
+
+	CHECK(make_image("8M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	fs = img->fs;
+	free0 = e3_alloc_free_count(img->alloc);
+	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 10, &s, &got));
+	CHECK(s == 2055 && got == 10);
+	e3_alloc_free_deferred(img->alloc, 2055, 10);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 10);
+	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 10, &s2, &got2));
+	CHECK(s2 == 2065 && got2 == 10);
+	e3_alloc_committed(img->alloc);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 10);
+	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 10, &s2, &got2));
+	CHECK(s2 == 2055 && got2 == 10);
+
+	/* Through libext2fs: new_block2 with no map asks our hook, the
+	 * stats calls mark and free it; the free waits for the commit. */
+	pthread_mutex_lock(&img->fs_lock);
+	CHECK_OK(ext2fs_new_block2(fs, 3081, NULL, &b));
+	CHECK(b == 3081);
+	ext2fs_block_alloc_stats2(fs, b, +1);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 21);
+	ext2fs_block_alloc_stats2(fs, b, -1);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 21);
+	CHECK_OK(ext2fs_new_block2(fs, 3081, NULL, &b2));
+	CHECK(b2 == 3082);
+	e3_alloc_unclaim(img->alloc, b2, 1);
+	e3_alloc_committed(img->alloc);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 20);
+	CHECK_OK(ext2fs_new_block2(fs, 3081, NULL, &b2));
+	CHECK(b2 == 3081);
+	/* A block libext2fs marks behind our back is claimed too. */
+	ext2fs_block_alloc_stats2(fs, 4103, +1);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 22);
+	CHECK_OK(ext2fs_new_block2(fs, 4103, NULL, &b2));
+	CHECK(b2 == 4104);
+	pthread_mutex_unlock(&img->fs_lock);
+	drop_image(img);
+}
+
+/* ext2fs_mkdir allocates through our hook: the directory block avoids a
+ * hinted file's window, and the image written is clean for e2fsck. */
+static void test_hook_mkdir(void)
+{
+	struct e3_image *img;
+	struct e3_rsv w;
+	struct ext2_inode inode;
+	ext2_ino_t ino = 0;
+	blk64_t free0;
+	char cmd[256];
+
+	CHECK(make_image("8M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	free0 = e3_alloc_free_count(img->alloc);
+	/* Inode 12's group 0: a 50-block hinted window from 22. */
+	e3_rsv_init(img->alloc, &w, 12, 50, 0);
+	CHECK_OK(e3_rsv_book(img->alloc, &w, e3_rsv_goal(img->alloc, &w)));
+	CHECK(w.start == 22 && w.end == 71);
+	pthread_mutex_lock(&img->fs_lock);
+	CHECK_OK(ext2fs_mkdir(img->fs, EXT2_ROOT_INO, 0, "d1"));
+	CHECK_OK(ext2fs_lookup(img->fs, EXT2_ROOT_INO, "d1", 2, NULL, &ino));
+	CHECK_OK(ext2fs_read_inode(img->fs, ino, &inode));
+	pthread_mutex_unlock(&img->fs_lock);
+	/* Goal is group 0's first block; 22-71 are reserved: 72. */
+	CHECK(inode.i_block[0] == 72);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 1);
+	e3_rsv_discard(img->alloc, &w);
+	e3_alloc_destroy(img->alloc);
+	CHECK(img->fs->get_alloc_block2 == NULL);
+	CHECK_OK(ext2fs_close_free(&img->fs));
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn %s >/dev/null 2>&1", img_path);
+	CHECK(system(cmd) == 0);
+	pthread_mutex_destroy(&img->fs_lock);
+	free(img);
+	unlink(img_path);
+}
+
+/* Orlov: top-level directories go to the group with fewest directories
+ * among those with at least average free inodes and blocks, starting at
+ * (directories so far) mod 8 — 2 at first (root, lost+found). Group 0 is
+ * below average (21 free inodes), so: groups 2..7, then 1. A deeper
+ * directory and a file stay in their parent's group. */
+static void test_ialloc_spread(void)
+{
+	static const ext2_ino_t want[] = { 65, 97, 129, 161, 193, 225, 33 };
+	struct e3_image *img;
+	ext2_ino_t ino;
+
+	CHECK(make_image("8M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	pthread_mutex_lock(&img->fs_lock);
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		CHECK_OK(e3_ialloc(img, EXT2_ROOT_INO, 1, &ino));
+		if (ino != want[i])
+			fprintf(stderr, "  dir %zu: inode %u, want %u\n", i,
+				ino, want[i]);
+		CHECK(ino == want[i]);
+	}
+	CHECK_OK(e3_ialloc(img, 97, 1, &ino));
+	CHECK(ino == 98);
+	CHECK_OK(e3_ialloc(img, 98, 0, &ino));
+	CHECK(ino == 99);
+	CHECK(ext2fs_bg_used_dirs_count(img->fs, 3) == 2);
+	/* Files fill the parent's group, then move on. */
+	for (int i = 0; i < 29; i++)
+		CHECK_OK(e3_ialloc(img, 98, 0, &ino));
+	CHECK(ino == 128);
+	CHECK_OK(e3_ialloc(img, 98, 0, &ino));
+	CHECK(ino / 32 != 3);
+	pthread_mutex_unlock(&img->fs_lock);
+	drop_image(img);
 }
 
 int main(void)
 {
 	RUN(test_script_rbtree);
 	RUN(test_script_list);
+	RUN(test_script_none);
+	RUN(test_window_growth);
+	RUN(test_fallback_into_windows);
+	RUN(test_deferred_free);
+	RUN(test_hook_mkdir);
+	RUN(test_ialloc_spread);
 	return unit_done();
 }
