@@ -502,6 +502,169 @@ static void test_ialloc_spread(void)
 	drop_image(img);
 }
 
+/* ---- eight threads ------------------------------------------------------- */
+
+struct mt_ctx {
+	struct e3_image *img;
+	uint32_t *owner;		/* file id per block, claimed by CAS */
+	int tid;
+	uint64_t seed;
+	uint64_t handed, unclaimed, doubles, bad_runs, bad_trees, files;
+};
+
+static uint64_t mt_rand(struct mt_ctx *c)
+{
+	c->seed ^= c->seed << 13;
+	c->seed ^= c->seed >> 7;
+	c->seed ^= c->seed << 17;
+	return c->seed;
+}
+
+/* One writer: files of 1-400 blocks, a third of them size-hinted, asked
+ * for in pieces of 1-64 blocks; every eighth file "fails" and gives its
+ * blocks back. Runs until the image is full. */
+static void *mt_worker(void *p)
+{
+	struct mt_ctx *c = p;
+	struct e3_alloc *a = c->img->alloc;
+	ext2_filsys fs = c->img->fs;
+	blk64_t nblocks = ext2fs_blocks_count(fs->super);
+	bool full = false;
+
+	for (uint32_t n = 1; !full; n++) {
+		uint32_t id = (uint32_t)c->tid * 1000000u + n;
+		blk64_t size = 1 + mt_rand(c) % 400, left = size;
+		bool hinted = mt_rand(c) % 3 == 0;
+		ext2_ino_t ino = (ext2_ino_t)(11 + mt_rand(c) %
+					      (fs->super->s_inodes_count - 11));
+		struct { blk64_t start, n; } ext[512];
+		size_t next = 0;
+		struct e3_rsv r;
+
+		e3_rsv_init(a, &r, ino, hinted ? size : 0, (unsigned)c->tid);
+		while (left && next < 512) {
+			blk64_t want = 1 + mt_rand(c) % 64, s, got;
+			errcode_t err;
+
+			if (want > left)
+				want = left;
+			err = e3_alloc_blocks(a, &r, e3_rsv_goal(a, &r), want,
+					      &s, &got);
+			if (err) {
+				full = true;
+				if (err != E3_IMAGE_FULL)
+					c->bad_runs++;
+				break;
+			}
+			if (got < 1 || got > want || s < fs->super->s_first_data_block ||
+			    s + got > nblocks) {
+				c->bad_runs++;
+				break;
+			}
+			for (blk64_t b = s; b < s + got; b++) {
+				uint32_t zero = 0;
+
+				if (!__atomic_compare_exchange_n(&c->owner[b], &zero,
+					id, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+					c->doubles++;
+			}
+			ext[next].start = s;
+			ext[next++].n = got;
+			c->handed += got;
+			left -= got;
+			if (next % 8 == 0 && !rsv_tree_check(a, NULL, 0))
+				c->bad_trees++;
+		}
+		e3_rsv_discard(a, &r);
+		c->files++;
+		if (n % 8 == 0)
+			for (size_t i = 0; i < next; i++) {
+				for (blk64_t b = ext[i].start;
+				     b < ext[i].start + ext[i].n; b++)
+					__atomic_store_n(&c->owner[b], 0,
+							 __ATOMIC_RELEASE);
+				e3_alloc_unclaim(a, ext[i].start, ext[i].n);
+				c->unclaimed += ext[i].n;
+			}
+	}
+	return NULL;
+}
+
+static void run_threads(enum e3_alloc_mode mode)
+{
+	enum { NT = 8 };
+	struct mt_ctx ctx[NT];
+	pthread_t th[NT];
+	struct e3_image *img;
+	struct e3_alloc_stats st;
+	blk64_t free0, nblocks, net = 0, owned = 0, s, got, drained = 0;
+	uint64_t doubles = 0, bad = 0, files = 0, not_free = 0;
+	uint32_t *owner;
+
+	CHECK(make_image_g(1024, 1024, "32M") == 0);
+	img = open_image(mode);
+	if (!img)
+		return;
+	nblocks = ext2fs_blocks_count(img->fs->super);
+	owner = calloc(nblocks, sizeof(*owner));
+	free0 = e3_alloc_free_count(img->alloc);
+	for (int t = 0; t < NT; t++) {
+		ctx[t] = (struct mt_ctx){ .img = img, .owner = owner, .tid = t,
+					  .seed = 0x1234567ULL * (t + 1) };
+		pthread_create(&th[t], NULL, mt_worker, &ctx[t]);
+	}
+	for (int t = 0; t < NT; t++) {
+		pthread_join(th[t], NULL);
+		net += ctx[t].handed - ctx[t].unclaimed;
+		doubles += ctx[t].doubles;
+		bad += ctx[t].bad_runs + ctx[t].bad_trees;
+		files += ctx[t].files;
+	}
+	for (blk64_t b = 0; b < nblocks; b++)
+		if (owner[b]) {
+			owned++;
+			if (ext2fs_test_block_bitmap2(img->fs->block_map, b))
+				not_free++;
+		}
+	CHECK(doubles == 0);
+	CHECK(bad == 0);
+	CHECK(not_free == 0);
+	CHECK(owned == net);
+	CHECK(files > 50);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - net);
+	CHECK(tree_ok(img));
+	e3_alloc_get_stats(img->alloc, &st);
+	CHECK(st.windows == 0);
+	/* Whatever is left can still be had, to the last block. */
+	while (e3_alloc_blocks(img->alloc, NULL, 1, 4096, &s, &got) == 0) {
+		drained += got;
+		for (blk64_t b = s; b < s + got; b++)
+			if (owner[b]++)
+				doubles++;
+	}
+	CHECK(drained == free0 - net);
+	CHECK(doubles == 0);
+	CHECK(e3_alloc_free_count(img->alloc) == 0);
+	free(owner);
+	drop_image(img);
+}
+
+static void test_threads_rbtree(void)
+{
+	run_threads(E3_ALLOC_RBTREE);
+}
+
+static void test_threads_list(void)
+{
+	run_threads(E3_ALLOC_LIST);
+}
+
+static void test_threads_none(void)
+{
+	run_threads(E3_ALLOC_NONE);
+}
+
 int main(void)
 {
 	RUN(test_script_rbtree);
@@ -512,5 +675,8 @@ int main(void)
 	RUN(test_deferred_free);
 	RUN(test_hook_mkdir);
 	RUN(test_ialloc_spread);
+	RUN(test_threads_rbtree);
+	RUN(test_threads_list);
+	RUN(test_threads_none);
 	return unit_done();
 }
