@@ -502,6 +502,23 @@ static void test_ialloc_spread(void)
 	drop_image(img);
 }
 
+/* Hint sizes: data plus indirect blocks, 4 KiB (P = 1024) and 1 KiB
+ * (P = 256) blocks, at each level's edges. */
+static void test_map_blocks(void)
+{
+	CHECK(e3_map_blocks(4096, 0) == 0);
+	CHECK(e3_map_blocks(4096, 12) == 12);
+	CHECK(e3_map_blocks(4096, 13) == 14);		/* + IND */
+	CHECK(e3_map_blocks(4096, 1036) == 1037);
+	CHECK(e3_map_blocks(4096, 1037) == 1040);	/* + DIND + IND */
+	CHECK(e3_map_blocks(4096, 1036 + 1024) == 1036 + 1024 + 3);
+	CHECK(e3_map_blocks(4096, 1036 + 1024 + 1) == 1036 + 1025 + 4);
+	/* 1 KiB: 12 + 256 + 65536 direct-to-DIND data, then TIND. */
+	CHECK(e3_map_blocks(1024, 12 + 256 + 65536) == 12 + 256 + 65536 + 1 + 1 + 256);
+	CHECK(e3_map_blocks(1024, 12 + 256 + 65536 + 1) ==
+	      12 + 256 + 65536 + 1 + 1 + 1 + 256 + 1 + 1 + 1);
+}
+
 /* ---- eight threads ------------------------------------------------------- */
 
 struct mt_ctx {
@@ -675,6 +692,7 @@ int main(void)
 	RUN(test_deferred_free);
 	RUN(test_hook_mkdir);
 	RUN(test_ialloc_spread);
+	RUN(test_map_blocks);
 	RUN(test_threads_rbtree);
 	RUN(test_threads_list);
 	RUN(test_threads_none);
