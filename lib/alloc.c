@@ -140,10 +140,7 @@ uint64_t e3_map_blocks(unsigned blocksize, uint64_t n)
 
 void e3_rsv_discard(struct e3_alloc *a, struct e3_rsv *r)
 {
-	pthread_mutex_lock(&a->rsv_lock);
-	rsv_set_remove(&a->set, r);
-	r->start = r->end = 0;
-	pthread_mutex_unlock(&a->rsv_lock);
+	alloc_discard(a, r);
 }
 
 void e3_alloc_unclaim(struct e3_alloc *a, blk64_t start, blk64_t n)

@@ -35,9 +35,12 @@
  * indirect (e3_map_blocks below computes it from the data block count).
  * The file's window is then one run of that many free blocks: inside one
  * group if it fits one (else crossing only group-head metadata), first
- * fit from the goal, wrapping; failing that, the largest free run, and
- * more windows later. A hint that is too big leaves its unused tail free
- * at e3_rsv_discard; one too small continues with ordinary windows.
+ * fit from the goal, wrapping. If no such run exists, the whole hint is
+ * still booked at once as a few windows (the largest run, then the
+ * largest for the rest, ...; up to 64), used in that order. A hint that
+ * is too big leaves its unused blocks free at e3_rsv_discard; one too
+ * small continues with ordinary windows. e3_rsv_discard is required for
+ * every file that allocated (it frees those extra windows).
  *
  * DETERMINISM (same image at any thread count). Placement depends only on
  * the order of window bookings and of windowless allocations, so:
@@ -79,6 +82,9 @@ struct e3_rsv {
 	blk64_t last_pblk;		/* [owner] last block handed out, 0: none */
 	ext2_ino_t ino;			/* [owner] for the default goal */
 	unsigned colour;		/* [owner] 0..15, ext3's per-writer slice */
+	struct e3_rsv *chain;		/* [owner] further windows booked for
+					   the hint when no single run held it
+					   (allocated here, freed by discard) */
 };
 
 struct e3_alloc;
