@@ -163,6 +163,10 @@ static const struct cmd script[] = {
 	 * searched from 4097 again, is 2122-4096 (1967 blocks). */
 	{ ALLOC, 6, 5000, 0, 0, 2122, 951 },
 	{ ALLOC, 6, 5000, 0, 0, 3081, 1016 },
+	{ DISCARD, 3, 0, 0, 0, 0, 0 },
+	{ DISCARD, 4, 0, 0, 0, 0, 0 },
+	{ DISCARD, 5, 0, 0, 0, 0, 0 },
+	{ DISCARD, 6, 0, 0, 0, 0, 0 },
 };
 
 static void run_script(enum e3_alloc_mode mode, const struct cmd *sc, size_t n)
@@ -215,6 +219,12 @@ static void run_script(enum e3_alloc_mode mode, const struct cmd *sc, size_t n)
 	}
 	CHECK(bad == 0);
 	CHECK(e3_alloc_free_count(img->alloc) == free0 - claimed);
+	{
+		struct e3_alloc_stats st;
+
+		e3_alloc_get_stats(img->alloc, &st);
+		CHECK(st.windows == 0);
+	}
 	if (mode == E3_ALLOC_NONE) {
 		struct e3_alloc_stats st;
 
