@@ -406,6 +406,16 @@ errcode_t e3_create(e3_image_t *img, ext2_ino_t parent, const char *name,
 	err = file_new(img, ino, size_hint, &f);
 	if (err)
 		return err;	/* the image keeps an empty file */
+	/* a hinted file books its whole window now, in create order, so
+	 * the layout does not depend on which thread writes first; a full
+	 * image only means the file goes windowless */
+	e3_fs_lock(img);
+	err = e3_rsv_book(img->alloc, &f->rsv, e3_rsv_goal(img->alloc, &f->rsv));
+	e3_fs_unlock(img);
+	if (err && err != E3_IMAGE_FULL) {
+		e3_file_drop(f);
+		return err;
+	}
 	e3_load_file_add(img, f);
 	*ret = f;
 	return 0;

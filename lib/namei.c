@@ -114,13 +114,13 @@ static void clear_inode(ext2_filsys fs, ext2_ino_t ino,
 }
 
 /* A metadata block that was allocated and written in this operation and
- * must go again (error path). */
+ * must go again (error path). The allocator's stats hook turns the
+ * libext2fs free into a deferred free. */
 static void free_meta_block(struct e3_image *img, blk64_t blk)
 {
 	ext2fs_block_alloc_stats2(img->fs, blk, -1);
 	if (img->journal)
 		e3_journal_revoke(img->journal, blk);
-	e3_alloc_free_deferred(img->alloc, blk, 1);
 }
 
 static errcode_t do_mkdir(struct e3_image *img, ext2_ino_t parent,

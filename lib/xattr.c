@@ -144,12 +144,13 @@ static blk64_t share_find(ext2_filsys fs, struct e3_load *l, blk64_t self,
 	return 0;
 }
 
+/* The allocator's stats hook turns the libext2fs free into a deferred
+ * free (reusable after the commit). */
 static void free_ea_block(struct e3_image *img, blk64_t blk)
 {
 	ext2fs_block_alloc_stats2(img->fs, blk, -1);
 	if (img->journal)
 		e3_journal_revoke(img->journal, blk);
-	e3_alloc_free_deferred(img->alloc, blk, 1);
 }
 
 /* After ext2fs wrote ino's attributes: share its EA block with an
@@ -177,7 +178,6 @@ static errcode_t share_block(struct e3_image *img, ext2_ino_t ino,
 		share_forget(img->load, old_blk);
 		if (img->journal)
 			e3_journal_revoke(img->journal, old_blk);
-		e3_alloc_free_deferred(img->alloc, old_blk, 1);
 	}
 	if (!blk)
 		goto out;
