@@ -263,6 +263,21 @@ static errcode_t node_write(struct e3_bmap *bm, struct bm_node *n)
 	return 0;
 }
 
+static errcode_t flush_node(struct e3_bmap *bm, struct bm_node *n)
+{
+	errcode_t err;
+
+	if (!n)
+		return 0;
+	if (n->kids)
+		for (unsigned i = 0; i < bm->P; i++) {
+			err = flush_node(bm, n->kids[i]);
+			if (err)
+				return err;
+		}
+	return node_write(bm, n);
+}
+
 /* After filling the last slot of a range, write the nodes whose whole
  * range is now mapped and drop them from memory. */
 static errcode_t retire_full(struct e3_bmap *bm, int d, unsigned off[3],
@@ -277,7 +292,8 @@ static errcode_t retire_full(struct e3_bmap *bm, int d, unsigned off[3],
 			return 0;
 		if (n->kids && n->kids[bm->P - 1])
 			return 0;
-		err = node_write(bm, n);
+		/* out-of-order writers may leave other children in memory */
+		err = flush_node(bm, n);
 		if (err)
 			return err;
 		if (i == 0)
@@ -337,21 +353,6 @@ errcode_t bm_set(struct e3_bmap *bm, uint64_t lblk, blk64_t pblk,
 	nodes[d - 1]->dirty = true;
 	bm->nblocks++;
 	return retire_full(bm, d, off, nodes);
-}
-
-static errcode_t flush_node(struct e3_bmap *bm, struct bm_node *n)
-{
-	errcode_t err;
-
-	if (!n)
-		return 0;
-	if (n->kids)
-		for (unsigned i = 0; i < bm->P; i++) {
-			err = flush_node(bm, n->kids[i]);
-			if (err)
-				return err;
-		}
-	return node_write(bm, n);
 }
 
 errcode_t bm_flush(struct e3_bmap *bm)
