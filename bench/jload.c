@@ -211,6 +211,9 @@ static int do_load(const char *image, unsigned nfiles, unsigned threads,
 		return 1;
 	}
 	err = e3_image_close(s.img);
+	free(s.dirs);
+	free(s.closed);
+	close(s.logfd);
 	if (err) {
 		tool_error(image, err, "while closing");
 		return 1;
