@@ -394,7 +394,7 @@ static uint32_t c32c(uint32_t crc, const void *p, size_t n)
 
 /* v3 descriptor: 16-byte tags with a crc32c each (v2: 10-byte tags with
  * its low 16 bits), block tail crc32c */
-static int csum_v2;
+static int csum_v2, bits64;
 
 static void lb3_blocks(struct lb *b, uint32_t seed, uint32_t tid, unsigned n,
 		       const blk64_t *homes, unsigned char *const *datas, int bad)
@@ -445,8 +445,13 @@ static void lb3_revoke(struct lb *b, uint32_t seed, uint32_t tid, blk64_t blk)
 	unsigned char *d = calloc(1, b->bs);
 
 	hdr(d, JBD2_REVOKE_BLOCK, tid);
-	jbd2_store32(d + 16, (uint32_t)blk);
-	jbd2_store32(d + 12, 20);
+	if (bits64) {		/* be64 records */
+		jbd2_store32(d + 20, (uint32_t)blk);
+		jbd2_store32(d + 12, 24);
+	} else {
+		jbd2_store32(d + 16, (uint32_t)blk);
+		jbd2_store32(d + 12, 20);
+	}
 	jbd2_store32(d + b->bs - 4, c32c(seed, d, b->bs));
 	lb_put(b, d);
 	free(d);
@@ -506,7 +511,8 @@ static void csum_case(int v2, int async, enum csum_fault fault)
 	lb_open(&b);
 	b.log.incompat = JBD2_INCOMPAT_REVOKE |
 		(v2 ? JBD2_INCOMPAT_CSUM_V2 : JBD2_INCOMPAT_CSUM_V3) |
-		(async ? JBD2_INCOMPAT_ASYNC_COMMIT : 0);
+		(async ? JBD2_INCOMPAT_ASYNC_COMMIT : 0) |
+		(bits64 ? JBD2_INCOMPAT_64BIT : 0);
 	b.log.jsb->s_feature_incompat = jbd2_be32(b.log.incompat);
 	b.log.jsb->s_checksum_type = JBD2_CRC32C_CHKSUM;
 	seed = c32c(~0U, b.log.jsb->s_uuid, 16);
@@ -563,6 +569,14 @@ static void test_replay_csum_v2_as_e2fsck(void)
 {
 	csum_case(1, 0, CS_NONE);
 	csum_case(1, 0, CS_BAD_TAG);
+}
+
+/* 64-bit block numbers: v3 tags keep their size, revoke records grow */
+static void test_replay_csum_v3_64bit_as_e2fsck(void)
+{
+	bits64 = 1;
+	csum_case(0, 0, CS_NONE);
+	bits64 = 0;
 }
 
 static void test_replay_bad_commit_sync_and_async_as_e2fsck(void)
@@ -730,6 +744,7 @@ int main(void)
 	RUN(test_replay_csum_v3_as_e2fsck);
 	RUN(test_replay_csum_v3_bad_tag_as_e2fsck);
 	RUN(test_replay_csum_v2_as_e2fsck);
+	RUN(test_replay_csum_v3_64bit_as_e2fsck);
 	RUN(test_replay_bad_commit_sync_and_async_as_e2fsck);
 	RUN(test_writer_capture_and_replay);
 	RUN(test_writer_escape_replayed_by_e2fsck);
