@@ -65,17 +65,19 @@ debugfs_log() {
 	debugfs -w -f - "$1" >/dev/null 2>&1
 }
 
+# $T/d8: 8 blocks of 1 KiB, the even ones starting with the JBD2 magic
+# (escaped in the log); $T/big: 3000 random blocks
 make_debugfs_data() {
-	python3 - "$T" <<'EOF'
-import os, sys, random
-t = sys.argv[1]
-r = random.Random(4)
-def rnd(n): return bytes(r.getrandbits(8) for _ in range(n))
-magic = bytes.fromhex('c03b3998')
-# 8 blocks of 1 KiB; even ones start with the JBD2 magic (escaped in the log)
-open(t + '/d8', 'wb').write(b''.join((magic + rnd(1020)) if i % 2 == 0 else rnd(1024) for i in range(8)))
-open(t + '/big', 'wb').write(os.urandom(3000 * 1024))
-EOF
+	local i
+	: >"$T/d8"
+	for i in 0 1 2 3 4 5 6 7; do
+		if [ $((i % 2)) -eq 0 ]; then
+			{ printf '\xc0\x3b\x39\x98'; head -c 1020 /dev/urandom; } >>"$T/d8"
+		else
+			head -c 1024 /dev/urandom >>"$T/d8"
+		fi
+	done
+	head -c $((3000 * 1024)) /dev/urandom >"$T/big"
 }
 
 @test "debugfs log: several transactions, revokes, escapes, 3000 blocks, uncommitted tail: ours equals e2fsck's replay" {
