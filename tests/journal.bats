@@ -285,6 +285,16 @@ EOF
 	assert_output_has "nothing to replay"
 }
 
+@test "where commits fall leaves no trace: loads committing every 3 and every 11 files give identical images" {
+	new_ext3 "$T/base.img" 16M -b 1024 -g 2048
+	cp --sparse=always "$T/base.img" "$T/a.img"
+	cp --sparse=always "$T/base.img" "$T/b.img"
+	SOURCE_DATE_EPOCH=1700000000 JLOAD_COMMIT_EVERY=3 "$JLOAD" load "$T/a.img" 60 1 "$T/a.log"
+	SOURCE_DATE_EPOCH=1700000000 JLOAD_COMMIT_EVERY=11 "$JLOAD" load "$T/b.img" 60 1 "$T/b.log"
+	cmp "$T/a.img" "$T/b.img"
+	assert_fsck_clean "$T/a.img"
+}
+
 @test "a malformed E3_FAULT is refused" {
 	new_ext3 "$T/b.img" 16M -b 1024
 	E3_FAULT=explode:3 run "$JLOAD" load "$T/b.img" 5 1 "$T/b.log"
