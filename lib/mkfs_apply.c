@@ -14,6 +14,7 @@
 
 #include "e3img.h"
 #include "mkfs_target.h"
+#include "mkfs_zeroio.h"
 
 #define BSD_DISKMAGIC 0x82564557U
 #define BSD_MAGICDISK 0x57455682U
@@ -310,7 +311,9 @@ static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
 	if (t->is_device)
 		discard_device(fs);
 	set_identity(fs, p);
-	err = ext2fs_allocate_tables(fs);
+	err = t->zeroed ? e3_zeroio_arm(fs) : 0;
+	if (!err)
+		err = ext2fs_allocate_tables(fs);
 	if (!err)
 		err = ext2fs_count_used_clusters(fs, fs->super->s_first_data_block,
 						 ext2fs_blocks_count(fs->super) - 1,
@@ -342,7 +345,7 @@ errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
 	if (err)
 		return err;
 	err = ext2fs_initialize(path, EXT2_FLAG_EXCLUSIVE | EXT2_FLAG_64BITS,
-				&param, unix_io_manager, &fs);
+				&param, e3_zeroio_manager(), &fs);
 	if (err)
 		return err;
 	err = build(fs, p, g, &t);
@@ -350,9 +353,15 @@ errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
 		ext2fs_free(fs);
 		return err;
 	}
-	if (ret_fs) {
-		*ret_fs = fs;
-		return 0;
+	if (!ret_fs)
+		return ext2fs_close_free(&fs);
+	/* The caller may write behind libext2fs' back from here on. */
+	err = ext2fs_flush(fs);
+	e3_zeroio_disarm(fs);
+	if (err) {
+		ext2fs_free(fs);
+		return err;
 	}
-	return ext2fs_close_free(&fs);
+	*ret_fs = fs;
+	return 0;
 }
