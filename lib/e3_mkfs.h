@@ -96,7 +96,8 @@ errcode_t e3_mkfs_parse_uuid(const char *s, struct e3_mkfs_params *p);
 errcode_t e3_mkfs_validate(const struct e3_mkfs_params *p, const char **why);
 
 /* Refuses a directory (E3_IS_DIRECTORY), a mounted device (E3_MOUNTED), a
- * non-empty file or a device without force (E3_NOT_EMPTY), a read-only
+ * file holding data (not just holes) or a device whose first 64 KiB are
+ * not all zeros, without force (E3_NOT_EMPTY), a read-only
  * target (E3_IMAGE_READONLY). A missing path is fine when p->size is set.
  * With p->size 0 it takes the file's or device's size. */
 errcode_t e3_mkfs_check_target(const char *path, int force,

@@ -70,6 +70,17 @@ static errcode_t check_device(const char *path, int force, uint64_t *size)
 	return err;
 }
 
+/* A file "has data" unless it is all hole: `truncate -s 1G img` followed
+ * by `e3mkfs img` needs no -F, a file holding anything does. */
+static int file_has_data(int fd, const struct stat *st)
+{
+	if (st->st_size == 0)
+		return 0;
+	if (lseek(fd, 0, SEEK_DATA) < 0)
+		return errno != ENXIO;	/* no SEEK_DATA here: assume data */
+	return 1;
+}
+
 /* A new file goes into a directory we must be able to write. */
 static errcode_t check_new_file(const char *path)
 {
@@ -121,11 +132,13 @@ errcode_t e3_mkfs_check_target(const char *path, int force,
 		if (err)
 			return err;
 	} else if (S_ISREG(st.st_mode)) {
-		if (st.st_size > 0 && !force)
-			return E3_NOT_EMPTY;
 		fd = open(path, O_RDWR);
 		if (fd < 0)
 			return open_error(errno);
+		if (!force && file_has_data(fd, &st)) {
+			close(fd);
+			return E3_NOT_EMPTY;
+		}
 		close(fd);
 		size = (uint64_t)st.st_size;
 	} else {

@@ -138,10 +138,27 @@ static errcode_t zio_discard(io_channel ch, unsigned long long blk,
 	return io_channel_discard(zio(ch)->child, blk, count);
 }
 
+/* Zeroing never-written blocks is the same no-op; on a file, passing it
+ * down would make the host allocate unwritten extents for them. */
 static errcode_t zio_zeroout(io_channel ch, unsigned long long blk,
 			     unsigned long long count)
 {
-	return io_channel_zeroout(zio(ch)->child, blk, count);
+	struct zeroio *z = zio(ch);
+	unsigned long long off = blk * ch->block_size;
+	unsigned long long len = count * ch->block_size;
+	blk64_t b0, b1;
+
+	if (z->written && count) {
+		b0 = off / z->fs_blocksize;
+		b1 = (off + len - 1) / z->fs_blocksize + 1;
+		if (b0 >= z->first && b1 <= z->end &&
+		    ext2fs_test_block_bitmap_range2(z->written, b0,
+						    (unsigned)(b1 - b0))) {
+			z->dropped += b1 - b0;
+			return 0;
+		}
+	}
+	return io_channel_zeroout(z->child, blk, count);
 }
 
 static errcode_t zio_close(io_channel ch)

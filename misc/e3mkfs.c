@@ -88,6 +88,7 @@ static void parse_journal(struct mkfs_opts *o, const char *arg)
 static void parse_root_owner(struct mkfs_opts *o, const char *val)
 {
 	struct e3_mkfs_params *p = &o->params;
+	const char *arg = val;
 	char *end;
 	unsigned long uid, gid;
 
@@ -108,7 +109,7 @@ static void parse_root_owner(struct mkfs_opts *o, const char *val)
 	p->root_gid = (uint32_t)gid;
 	return;
 bad:
-	opt_error(o, E3_BAD_OPTION, "-E root_owner=%s: want UID:GID", val);
+	opt_error(o, E3_BAD_OPTION, "-E root_owner=%s: want UID:GID", arg);
 }
 
 static void parse_extended(struct mkfs_opts *o, const char *arg)
