@@ -3,7 +3,7 @@
 # and byte for byte with UUID, hash seed and time pinned), every option,
 # every refusal (message and exit code), reproducibility, the kernel mount.
 # Every image made here ends with assert_fsck_clean, except the 2 TiB one
-# (e2fsck needs ~2 minutes on it; its dumpe2fs is compared group by group).
+# (e2fsck needs ~2 minutes on it): that one is checked for an empty journal.
 
 load helper
 
@@ -93,15 +93,38 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 	same_geometry 16G
 }
 
-@test "2 TiB sparse: geometry and every group equal mke2fs" {
-	rm -f "$T/m.img" "$T/e.img"
-	mke2fs_ref "$T/m.img" 2T
-	e3mk "$T/e.img" 2T
-	diff <(dumpe2fs "$T/m.img" 2>/dev/null) <(dumpe2fs "$T/e.img" 2>/dev/null)
-	assert_journal_empty "$T/e.img"
-	[ "$(hdr "$T/e.img" 'Block count')" = 536870912 ]
-	# sparse: bitmaps and descriptors (~150 MiB), not the journal's GiB
-	[ "$(du -k "$T/e.img" | cut -f1)" -lt 262144 ]
+# 2 TiB: mke2fs would write (and the host then flush and free) a 1 GiB
+# journal, so its numbers come from `mke2fs -n -v`; e3mkfs' image lives in
+# /dev/shm where there is one (about 150 MiB of bitmaps, freed at once).
+# Byte-identity at 2 TiB was checked by hand (doc/mkfs-differences.md).
+@test "2 TiB sparse: geometry equals mke2fs -n" {
+	local dir=$T
+	[ -w /dev/shm ] && dir=$(mktemp -d /dev/shm/mkfs-bats.XXXXXX)
+	truncate -s 2T "$dir/ref.img"
+	ref=$(mke2fs -n -v -t ext3 "$dir/ref.img" 2>&1)
+	rm -f "$dir/ref.img"
+	e3mkfs -q "$dir/e.img" 2T
+	hdr "$dir/e.img" 'Filesystem features' > "$T/feat"
+	inodes=$(hdr "$dir/e.img" 'Inode count') blocks=$(hdr "$dir/e.img" 'Block count')
+	rsv=$(hdr "$dir/e.img" 'Reserved block count') bpg=$(hdr "$dir/e.img" 'Blocks per group')
+	ipg=$(hdr "$dir/e.img" 'Inodes per group') gdt=$(hdr "$dir/e.img" 'Reserved GDT blocks')
+	jblocks=$(hdr "$dir/e.img" 'Total journal blocks')
+	assert_journal_empty "$dir/e.img"
+	size=$(du -k "$dir/e.img" | cut -f1)
+	[ "$dir" = "$T" ] || rm -rf "$dir"
+	groups=$(( (blocks + bpg - 1) / bpg ))
+	max=$(( (gdt + (groups + 127) / 128) * 128 * bpg ))
+	output=$ref
+	assert_output_has "$inodes inodes, $blocks blocks"
+	assert_output_has "$rsv blocks (5.00%) reserved for the super user"
+	assert_output_has "Maximum filesystem blocks=$max"
+	assert_output_has "$groups block groups"
+	assert_output_has "$bpg blocks per group"
+	assert_output_has "$ipg inodes per group"
+	[ "$blocks" = 536870912 ] && [ "$jblocks" = 262144 ]
+	[ "$(cat "$T/feat")" = "has_journal ext_attr resize_inode dir_index filetype sparse_super large_file" ]
+	# sparse: bitmaps and descriptors (~150 MiB), no journal blocks
+	[ "$size" -lt 262144 ]
 }
 
 @test "non-default -b -I -i -N -m -g: geometry equals mke2fs" {
