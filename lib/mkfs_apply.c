@@ -73,6 +73,7 @@ static void set_identity(ext2_filsys fs, const struct e3_mkfs_params *p)
 	memset(s->s_volume_name, 0, sizeof(s->s_volume_name));
 	memcpy(s->s_volume_name, p->label, strnlen(p->label, EXT2_LABEL_LEN));
 	if (p->have_epoch) {
+		/* libext2fs stamps every inode it writes with fs->now */
 		fs->now = (time_t)p->epoch;
 		s->s_mkfs_time = s->s_wtime = s->s_lastcheck = (uint32_t)p->epoch;
 	}
@@ -263,44 +264,6 @@ static errcode_t make_journal(ext2_filsys fs, const struct e3_mkfs_geometry *g,
 					 (t->zeroed ? EXT2_MKJOURNAL_LAZYINIT : 0));
 }
 
-/* libext2fs stamps a few inodes with time(NULL) whatever fs->now says;
- * with an epoch every one of them gets the epoch. */
-static errcode_t stamp_inodes(ext2_filsys fs, const struct e3_mkfs_params *p)
-{
-	static const ext2_ino_t inos[] = {
-		EXT2_BAD_INO, EXT2_ROOT_INO, EXT2_RESIZE_INO, EXT2_JOURNAL_INO,
-	};
-	ext2_ino_t lpf;
-	struct ext2_inode inode;
-	errcode_t err;
-
-	if (!p->have_epoch)
-		return 0;
-	err = ext2fs_lookup(fs, EXT2_ROOT_INO, "lost+found", 10, NULL, &lpf);
-	if (err)
-		return err;
-	for (size_t i = 0; i <= sizeof(inos) / sizeof(*inos); i++) {
-		ext2_ino_t ino = i < sizeof(inos) / sizeof(*inos) ? inos[i] : lpf;
-		uint32_t t = (uint32_t)p->epoch;
-
-		err = ext2fs_read_inode(fs, ino, &inode);
-		if (err)
-			return err;
-		if (!inode.i_mode && !inode.i_ctime && !inode.i_mtime)
-			continue;
-		if (inode.i_atime)
-			inode.i_atime = t;
-		if (inode.i_ctime)
-			inode.i_ctime = t;
-		if (inode.i_mtime)
-			inode.i_mtime = t;
-		err = ext2fs_write_inode(fs, ino, &inode);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
 		       const struct e3_mkfs_geometry *g,
 		       const struct e3_mkfs_target *t)
@@ -330,7 +293,7 @@ static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
 		return err;
 	overhead += g->journal_blocks + fs->super->s_first_data_block;
 	fs->super->s_overhead_clusters = (uint32_t)overhead;
-	return stamp_inodes(fs, p);
+	return 0;
 }
 
 errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
