@@ -107,9 +107,11 @@ uint64_t e3_mkfs_min_size(const struct e3_mkfs_params *p);
 /* Geometry for p->size, as mke2fs -t ext3 computes it. */
 errcode_t e3_mkfs_compute(const struct e3_mkfs_params *p,
 			  struct e3_mkfs_geometry *g, const char **why);
-/* Creates (sparse) or overwrites path and writes the filesystem. With
- * ret_fs the filesystem stays open read-write for the caller (e3cp fills
- * it, then ext2fs_close_free); without, it is closed here. */
+/* Creates (sparse) or overwrites path and writes the filesystem, holding
+ * the e3img writer lock meanwhile (E3_IMAGE_LOCKED if another process has
+ * the image open for writing). With ret_fs the filesystem stays open
+ * read-write for the caller (e3cp fills it, then ext2fs_close_free) but
+ * the lock is released: the caller takes its own. Without, it is closed. */
 errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
 			const struct e3_mkfs_geometry *g, ext2_filsys *ret_fs);
 

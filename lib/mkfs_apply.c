@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uuid/uuid.h>
 
 #include "e3img.h"
@@ -296,22 +297,20 @@ static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
 	return 0;
 }
 
-errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
-			const struct e3_mkfs_geometry *g, ext2_filsys *ret_fs)
+/* Writes and, without ret_fs, closes the filesystem. */
+static errcode_t write_fs(const char *path, const struct e3_mkfs_params *p,
+			  const struct e3_mkfs_geometry *g,
+			  const struct e3_mkfs_target *t, ext2_filsys *ret_fs)
 {
 	struct ext2_super_block param = g->param;
 	ext2_filsys fs;
-	struct e3_mkfs_target t;
 	errcode_t err;
 
-	err = e3_mkfs_prepare_file(path, g->blocks * g->block_size, &t);
-	if (err)
-		return err;
 	err = ext2fs_initialize(path, EXT2_FLAG_EXCLUSIVE | EXT2_FLAG_64BITS,
 				&param, e3_zeroio_manager(), &fs);
 	if (err)
 		return err;
-	err = build(fs, p, g, &t);
+	err = build(fs, p, g, t);
 	if (err) {
 		ext2fs_free(fs);
 		return err;
@@ -327,4 +326,18 @@ errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
 	}
 	*ret_fs = fs;
 	return 0;
+}
+
+errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
+			const struct e3_mkfs_geometry *g, ext2_filsys *ret_fs)
+{
+	struct e3_mkfs_target t;
+	errcode_t err;
+
+	err = e3_mkfs_prepare_file(path, g->blocks * g->block_size, &t);
+	if (err)
+		return err;
+	err = write_fs(path, p, g, &t, ret_fs);
+	close(t.lock_fd);
+	return err;
 }

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <linux/falloc.h>
@@ -161,9 +162,14 @@ errcode_t e3_mkfs_prepare_file(const char *path, uint64_t bytes,
 	errcode_t err = 0;
 
 	memset(t, 0, sizeof(*t));
-	fd = open(path, O_RDWR | O_CREAT, 0666);
+	t->lock_fd = -1;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return open_error(errno);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		err = errno == EWOULDBLOCK ? E3_IMAGE_LOCKED : (errcode_t)errno;
+		goto out;
+	}
 	if (fstat(fd, &st) < 0) {
 		err = errno;
 		goto out;
@@ -190,7 +196,9 @@ errcode_t e3_mkfs_prepare_file(const char *path, uint64_t bytes,
 		err = errno == EFBIG ? E3_TOO_LARGE : (errcode_t)errno;
 	t->zeroed = !err;
 out:
-	if (close(fd) < 0 && !err)
-		err = errno;
+	if (err)
+		close(fd);
+	else
+		t->lock_fd = fd;
 	return err;
 }

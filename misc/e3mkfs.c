@@ -425,7 +425,11 @@ int main(int argc, char **argv)
 		return 0;
 	err = e3_mkfs_apply(o.image, &o.params, &g, NULL);
 	if (err) {
-		tool_error(o.image, err, "writing the filesystem");
+		/* our codes say it all; I/O and libext2fs ones need context */
+		if ((err & ~(errcode_t)0xff) == ERROR_TABLE_BASE_e3im)
+			tool_error(o.image, err, NULL);
+		else
+			tool_error(o.image, err, "writing the filesystem");
 		return 1;
 	}
 	if (!o.quiet)

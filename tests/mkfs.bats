@@ -428,6 +428,14 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 	assert_fsck_clean "$T/empty.img"
 }
 
+@test "refuses an image another e3img process is writing (flock)" {
+	e3mkfs -q "$T/x.img" 8M
+	run flock "$T/x.img" e3mkfs -F "$T/x.img" 8M
+	assert_status 1
+	assert_output_has "e3mkfs: $T/x.img: image is in use by another e3img process"
+	assert_fsck_clean "$T/x.img"
+}
+
 @test "refuses a read-only target" {
 	mkdir "$T/ro"
 	if [ "$(id -u)" -eq 0 ]; then
