@@ -54,7 +54,7 @@ static void usage(FILE *f)
 "                 sparse_super large_file\n"
 "  -n             print the geometry, write nothing\n"
 "  -q             quiet\n"
-"  -F             overwrite a non-empty IMAGE\n"
+"  -F             overwrite an IMAGE that holds data\n"
 "  -V             print the version\n"
 "  --help         this text\n"
 "\n"
