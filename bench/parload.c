@@ -18,9 +18,10 @@
  *   parload --posix DIR [--threads N] [--total SIZE] [--append SIZE]
  *       The same writer pattern with write(2) into a mounted directory
  *       (the kernel's ext3 in the benchmark).
- *   parload --expect NAME [--mixed-size SIZE]   (see --list)
- *       Writes to stdout the bytes file NAME must hold; tests compare it
- *       with debugfs' dump and with a loop mount.
+ *   parload --expect NAME [--range OFF:LEN] [job options, --bs B]
+ *       Writes to stdout the bytes file NAME of that run must hold (or a
+ *       range of them); tests compare it with debugfs' dump and with a
+ *       loop mount.
  *   parload --ops IMAGE < SCRIPT
  *       Runs one namespace operation per line (mkdir, create, symlink,
  *       link, mknod, setxattr, setacl, setattr, ready), for the tests.
@@ -355,15 +356,80 @@ static int report_jobs(struct run *r, double secs, const char *what)
 
 /* ---- verification through libext2fs ---------------------------------------- */
 
+/* Compares [from, to) of an open file with the generator. */
+static int compare_range(ext2_file_t file, const struct job *j, uint64_t from,
+			 uint64_t to, unsigned char *got, unsigned char *want,
+			 size_t chunk)
+{
+	unsigned int n;
+	errcode_t err;
+
+	err = ext2fs_file_llseek(file, from, EXT2_SEEK_SET, NULL);
+	for (uint64_t off = from; !err && off < to;) {
+		size_t len = to - off < chunk ? (size_t)(to - off) : chunk;
+
+		err = ext2fs_file_read(file, got, (unsigned)len, &n);
+		if (err || n != len) {
+			tool_error(j->name, err, "verify: short read at %" PRIu64, off);
+			return 1;
+		}
+		expect(j, off, want, len);
+		if (memcmp(got, want, len) != 0) {
+			tool_error(j->name, 0, "verify: contents differ in [%" PRIu64
+				   ", +%zu)", off, len);
+			return 1;
+		}
+		off += len;
+	}
+	if (err)
+		tool_error(j->name, err, "verify: seek to %" PRIu64, from);
+	return err != 0;
+}
+
+/* A sparse job: its pieces hold their data and the blocks around them
+ * that no piece touches are holes, not allocated zeros. */
+static int verify_sparse(ext2_filsys fs, ext2_ino_t ino, ext2_file_t file,
+			 const struct job *j, unsigned char *got,
+			 unsigned char *want, size_t chunk)
+{
+	uint64_t bs = fs->blocksize;
+
+	for (unsigned p = 0; p < j->npieces; p++) {
+		const struct piece *pc = &j->pieces[p];
+		uint64_t probe[2] = { pc->off / bs - 1, (pc->off + pc->len + bs - 1) / bs };
+
+		if (compare_range(file, j, pc->off, pc->off + pc->len, got, want, chunk))
+			return 1;
+		for (int k = 0; k < 2; k++) {
+			blk64_t pblk = 0;
+			int inside = 0;
+
+			if (pc->off / bs == 0 && k == 0)
+				continue;
+			for (unsigned q = 0; q < j->npieces; q++)
+				inside |= probe[k] >= j->pieces[q].off / bs &&
+					  probe[k] * bs < j->pieces[q].off + j->pieces[q].len;
+			if (inside || probe[k] * bs >= j->size)
+				continue;
+			if (ext2fs_bmap2(fs, ino, NULL, NULL, 0, probe[k], NULL, &pblk) ||
+			    pblk) {
+				tool_error(j->name, 0, "verify: block %" PRIu64
+					   " should be a hole", probe[k]);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 static int verify_job(ext2_filsys fs, const struct job *j, unsigned char *got,
 		      unsigned char *want, size_t chunk)
 {
 	ext2_ino_t ino;
 	ext2_file_t file;
 	errcode_t err;
-	uint64_t off = 0;
 	__u64 fsize = 0;
-	unsigned int n;
+	int bad;
 
 	err = ext2fs_namei(fs, EXT2_ROOT_INO, EXT2_ROOT_INO, j->name, &ino);
 	if (!err)
@@ -378,26 +444,12 @@ static int verify_job(ext2_filsys fs, const struct job *j, unsigned char *got,
 		ext2fs_file_close(file);
 		return 1;
 	}
-	while (off < j->size) {
-		size_t len = j->size - off < chunk ? (size_t)(j->size - off) : chunk;
-
-		err = ext2fs_file_read(file, got, (unsigned)len, &n);
-		if (err || n != len) {
-			tool_error(j->name, err, "verify: short read at %" PRIu64, off);
-			ext2fs_file_close(file);
-			return 1;
-		}
-		expect(j, off, want, len);
-		if (memcmp(got, want, len) != 0) {
-			tool_error(j->name, 0, "verify: contents differ in [%" PRIu64
-				   ", +%zu)", off, len);
-			ext2fs_file_close(file);
-			return 1;
-		}
-		off += len;
-	}
+	if (j->npieces)
+		bad = verify_sparse(fs, ino, file, j, got, want, chunk);
+	else
+		bad = compare_range(file, j, 0, j->size, got, want, chunk);
 	ext2fs_file_close(file);
-	return 0;
+	return bad;
 }
 
 static int verify(struct run *r)
@@ -769,23 +821,29 @@ static int usage(void)
 		"          [--append SIZE] [--hint] [--mixed] [--verify] IMAGE\n"
 		"       %s --report IMAGE\n"
 		"       %s --posix DIR [--threads N] [--total SIZE] [--append SIZE]\n"
-		"       %s --expect NAME [--mixed --threads N --bs B | --threads N --total SIZE]\n"
+		"       %s --expect NAME [--range OFF:LEN] [--mixed --threads N --bs B |\n"
+		"                 --threads N --total SIZE]\n"
 		"       %s --ops IMAGE < SCRIPT\n",
 		tool_name(), tool_name(), tool_name(), tool_name(), tool_name());
 	return 2;
 }
 
-static int expect_out(struct run *r, const char *name)
+/* The bytes [from, from + len) of file name (len 0: to its end). */
+static int expect_out(struct run *r, const char *name, uint64_t from,
+		      uint64_t len)
 {
 	unsigned char *buf = malloc(MiB);
 
 	for (unsigned i = 0; i < r->njobs && buf; i++) {
 		struct job *j = &r->jobs[i];
+		uint64_t end = j->size;
 
 		if (strcmp(j->name, name) != 0)
 			continue;
-		for (uint64_t off = 0; off < j->size;) {
-			size_t n = j->size - off < MiB ? (size_t)(j->size - off) : MiB;
+		if (len && from + len < end)
+			end = from + len;
+		for (uint64_t off = from; off < end;) {
+			size_t n = end - off < MiB ? (size_t)(end - off) : MiB;
 
 			expect(j, off, buf, n);
 			if (fwrite(buf, 1, n, stdout) != n)
@@ -808,7 +866,7 @@ int main(int argc, char **argv)
 	struct e3_open_opts oo = { .flags = E3_OPEN_WRITE };
 	struct run r = { .o = &o };
 	int do_report = 0, do_ops = 0, bad;
-	uint64_t v, bs = 4096;
+	uint64_t v, bs = 4096, range_off = 0, range_len = 0;
 	double t0, secs;
 	errcode_t err;
 
@@ -846,6 +904,11 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--posix") == 0 && val) {
 			o.posix_dir = val;
 			i++;
+		} else if (strcmp(a, "--range") == 0 && val) {
+			if (sscanf(val, "%" SCNu64 ":%" SCNu64, &range_off,
+				   &range_len) != 2)
+				return tool_usage_error("bad --range: %s", val), 2;
+			i++;
 		} else if (strcmp(a, "--expect") == 0 && val) {
 			expect_name = val;
 			i++;
@@ -878,7 +941,7 @@ int main(int argc, char **argv)
 	if (!r.njobs)
 		return tool_error(NULL, ENOMEM, NULL), 1;
 	if (expect_name)
-		return expect_out(&r, expect_name);
+		return expect_out(&r, expect_name, range_off, range_len);
 
 	t0 = now_s();
 	if (o.posix_dir) {
