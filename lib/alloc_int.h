@@ -74,6 +74,8 @@ bool bm_claim(struct e3_alloc *a, blk64_t b);
 void bm_release(struct e3_alloc *a, blk64_t b, blk64_t n);
 /* First unclaimed block in [from, to], or E3_NOBLK. */
 blk64_t bm_next_free(const struct e3_alloc *a, blk64_t from, blk64_t to);
+/* First claimed block in [from, to], or E3_NOBLK. */
+blk64_t bm_next_used(const struct e3_alloc *a, blk64_t from, blk64_t to);
 /* First block in [from, to] that is claimed and not group metadata. */
 blk64_t bm_next_obstacle(const struct e3_alloc *a, blk64_t from, blk64_t to);
 /* Unclaimed blocks in [from, to]. */

@@ -257,13 +257,12 @@ static bool clear_of_windows(struct e3_alloc *a, blk64_t s, blk64_t *e,
 }
 
 /* First run of `want` free blocks from goal, wrapping, that no window
- * touches; group-head metadata inside a run does not end it. Otherwise
- * the largest such run. rsv_lock held. */
+ * touches, else the largest such run (in *best). With cross_meta, group-head
+ * metadata inside a run does not end it. rsv_lock held. */
 static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
-		     blk64_t *rs, blk64_t *re)
+		     bool cross_meta, struct e3_extent *best)
 {
-	blk64_t best_n = 0;
-
+	best->n = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		blk64_t cur = pass ? a->first : goal;
 		blk64_t limit = pass ? goal - 1 : a->nblocks - 1;
@@ -275,25 +274,46 @@ static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 
 			if (s == E3_NOBLK)
 				break;
-			o = bm_next_obstacle(a, s, limit);
+			o = cross_meta ? bm_next_obstacle(a, s, limit)
+				: bm_next_used(a, s, limit);
 			e = o == E3_NOBLK ? limit : o - 1;
 			if (!clear_of_windows(a, s, &e, &cur))
 				continue;
 			n = bm_count_free(a, s, e);
 			if (n >= want) {
-				*rs = s;
-				*re = bm_nth_free(a, s, e, want);
+				best->start = s;
+				best->n = bm_nth_free(a, s, e, want) - s + 1;
 				return true;
 			}
-			if (n > best_n) {
-				best_n = n;
-				*rs = s;
-				*re = bm_nth_free(a, s, e, n);
+			if (n > best->n) {
+				best->start = s;
+				best->n = bm_nth_free(a, s, e, n) - s + 1;
 			}
 			cur = e + 1;
 		}
 	}
-	return best_n > 0;
+	return false;
+}
+
+/* A hinted file's window: a run inside one group if the file fits in one,
+ * else a run that only crosses group-head metadata, else the largest run
+ * found (a file bigger than any free run then gets several windows). */
+static bool pick_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
+		     blk64_t *rs, blk64_t *re)
+{
+	struct e3_extent strict = { 0, 0 }, cross;
+
+	if (want <= a->bpg && find_run(a, goal, want, false, &strict))
+		goto found_strict;
+	if (find_run(a, goal, want, true, &cross) || cross.n > strict.n) {
+		*rs = cross.start;
+		*re = cross.start + cross.n - 1;
+		return true;
+	}
+found_strict:
+	*rs = strict.start;
+	*re = strict.start + strict.n - 1;
+	return strict.n > 0;
 }
 
 static int book_hinted(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal)
@@ -304,7 +324,7 @@ static int book_hinted(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal)
 	pthread_mutex_lock(&a->rsv_lock);
 	rsv_set_remove(&a->set, r);
 	r->start = r->end = 0;
-	if (find_run(a, goal, r->hint_blocks, &s, &e)) {
+	if (pick_run(a, goal, r->hint_blocks, &s, &e)) {
 		r->start = s;
 		r->end = e;
 		r->alloc_hit = 0;
