@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 #include "unit.h"
 #include "alloc.h"
@@ -158,10 +159,14 @@ static const struct cmd script[] = {
 	{ NEW, 6, 132, 5000, 0, 0, 0 },
 	{ ALLOC, 6, 5000, 0, 0, 22, 1003 },
 	{ ALLOC, 6, 5000, 0, 0, 1033, 1016 },
-	/* That window is used up; the 2981 still hinted get the next
-	 * largest run from the goal 2049 on: 2122-4096 (1967 blocks). */
+	/* The rest was booked with the first window: the largest run left,
+	 * searched from 4097 again, is 2122-4096 (1967 blocks). */
 	{ ALLOC, 6, 5000, 0, 0, 2122, 951 },
 	{ ALLOC, 6, 5000, 0, 0, 3081, 1016 },
+	{ DISCARD, 3, 0, 0, 0, 0, 0 },
+	{ DISCARD, 4, 0, 0, 0, 0, 0 },
+	{ DISCARD, 5, 0, 0, 0, 0, 0 },
+	{ DISCARD, 6, 0, 0, 0, 0, 0 },
 };
 
 static void run_script(enum e3_alloc_mode mode, const struct cmd *sc, size_t n)
@@ -214,6 +219,12 @@ static void run_script(enum e3_alloc_mode mode, const struct cmd *sc, size_t n)
 	}
 	CHECK(bad == 0);
 	CHECK(e3_alloc_free_count(img->alloc) == free0 - claimed);
+	{
+		struct e3_alloc_stats st;
+
+		e3_alloc_get_stats(img->alloc, &st);
+		CHECK(st.windows == 0);
+	}
 	if (mode == E3_ALLOC_NONE) {
 		struct e3_alloc_stats st;
 
@@ -347,12 +358,16 @@ static void test_fallback_into_windows(void)
 	free0 = e3_alloc_free_count(img->alloc);
 	e3_rsv_init(img->alloc, &w1, 129, 100000, 0);
 	e3_rsv_init(img->alloc, &w2, 129, 100000, 0);
-	/* From 4097 the largest run crossing only metadata is 4103-8191
-	 * (4067 blocks); the second file gets 22-4096 (4053). */
+	/* The hint is more than the image: from 4097 the largest run
+	 * crossing only metadata is 4103-8191 (4067 blocks), then 22-4096
+	 * (4053), both booked at once. Nothing is left for a second file. */
 	CHECK_OK(e3_rsv_book(img->alloc, &w1, e3_rsv_goal(img->alloc, &w1)));
-	CHECK_OK(e3_rsv_book(img->alloc, &w2, e3_rsv_goal(img->alloc, &w2)));
 	CHECK(w1.start == 4103 && w1.end == 8191);
-	CHECK(w2.start == 22 && w2.end == 4096);
+	CHECK(w1.chain && w1.chain->start == 22 && w1.chain->end == 4096 &&
+	      !w1.chain->chain);
+	CHECK(e3_rsv_book(img->alloc, &w2, e3_rsv_goal(img->alloc, &w2)) ==
+	      E3_IMAGE_FULL);
+	CHECK(!w2.linked);
 	e3_rsv_init(img->alloc, &x, 65, 0, 0);
 	err = e3_alloc_blocks(img->alloc, &x, e3_rsv_goal(img->alloc, &x), 5,
 			      &s, &got);
@@ -500,6 +515,23 @@ static void test_ialloc_spread(void)
 	CHECK(ino / 32 != 3);
 	pthread_mutex_unlock(&img->fs_lock);
 	drop_image(img);
+}
+
+/* Hint sizes: data plus indirect blocks, 4 KiB (P = 1024) and 1 KiB
+ * (P = 256) blocks, at each level's edges. */
+static void test_map_blocks(void)
+{
+	CHECK(e3_map_blocks(4096, 0) == 0);
+	CHECK(e3_map_blocks(4096, 12) == 12);
+	CHECK(e3_map_blocks(4096, 13) == 14);		/* + IND */
+	CHECK(e3_map_blocks(4096, 1036) == 1037);
+	CHECK(e3_map_blocks(4096, 1037) == 1040);	/* + DIND + IND */
+	CHECK(e3_map_blocks(4096, 1036 + 1024) == 1036 + 1024 + 3);
+	CHECK(e3_map_blocks(4096, 1036 + 1024 + 1) == 1036 + 1025 + 4);
+	/* 1 KiB: 12 + 256 + 65536 direct-to-DIND data, then TIND. */
+	CHECK(e3_map_blocks(1024, 12 + 256 + 65536) == 12 + 256 + 65536 + 1 + 1 + 256);
+	CHECK(e3_map_blocks(1024, 12 + 256 + 65536 + 1) ==
+	      12 + 256 + 65536 + 1 + 1 + 1 + 256 + 1 + 1 + 1);
 }
 
 /* ---- eight threads ------------------------------------------------------- */
@@ -650,6 +682,151 @@ static void run_threads(enum e3_alloc_mode mode)
 	drop_image(img);
 }
 
+/* ---- determinism ------------------------------------------------------------ */
+
+#define DF 200			/* files */
+
+struct det_file {
+	struct e3_rsv r;
+	blk64_t size, *blocks;	/* the blocks it got, in order */
+	blk64_t n;
+};
+
+struct det_run {
+	struct e3_alloc *a;
+	struct det_file *f;
+	unsigned booked, next;	/* [atomic] */
+	uint64_t seed;
+	int bad;
+};
+
+/* A worker takes the next booked file and fills it in random pieces. */
+static void *det_worker(void *p)
+{
+	struct det_run *d = p;
+	uint64_t seed = __atomic_add_fetch(&d->seed, 0x9e3779b97f4a7c15ULL,
+					   __ATOMIC_RELAXED);
+
+	for (;;) {
+		unsigned i = __atomic_fetch_add(&d->next, 1, __ATOMIC_ACQ_REL);
+		struct det_file *f = &d->f[i < DF ? i : 0];
+
+		if (i >= DF)
+			return NULL;
+		while (__atomic_load_n(&d->booked, __ATOMIC_ACQUIRE) <= i)
+			sched_yield();
+		while (f->n < f->size) {
+			blk64_t s, got, want;
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			want = 1 + seed % 50;
+			if (want > f->size - f->n)
+				want = f->size - f->n;
+			if (e3_alloc_blocks(d->a, &f->r, e3_rsv_goal(d->a, &f->r),
+					    want, &s, &got)) {
+				__atomic_fetch_add(&d->bad, 1, __ATOMIC_RELAXED);
+				break;
+			}
+			for (blk64_t b = s; b < s + got; b++)
+				f->blocks[f->n++] = b;
+		}
+		e3_rsv_discard(d->a, &f->r);
+	}
+}
+
+/* Books every file in order from this thread while `threads` workers
+ * write them; returns the files (caller frees). */
+static struct det_file *det_load(int threads, int *bad)
+{
+	struct e3_image *img;
+	struct det_run d = { .seed = (uint64_t)threads };
+	pthread_t th[8];
+	uint64_t rng = 42;
+
+	if (make_image_g(1024, 1024, "32M"))
+		return NULL;
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return NULL;
+	d.a = img->alloc;
+	d.f = calloc(DF, sizeof(*d.f));
+	for (int t = 0; t < threads; t++)
+		pthread_create(&th[t], NULL, det_worker, &d);
+	for (unsigned i = 0; i < DF; i++) {
+		struct det_file *f = &d.f[i];
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		f->size = 1 + rng % 150 + (i % 50 == 0 ? 1500 : 0);
+		f->blocks = calloc(f->size, sizeof(blk64_t));
+		e3_rsv_init(d.a, &f->r, (ext2_ino_t)(12 + (i * 37) % 1000),
+			    f->size, i % 16);
+		if (e3_rsv_book(d.a, &f->r, e3_rsv_goal(d.a, &f->r)))
+			d.bad++;
+		__atomic_store_n(&d.booked, i + 1, __ATOMIC_RELEASE);
+	}
+	for (int t = 0; t < threads; t++)
+		pthread_join(th[t], NULL);
+	*bad = d.bad;
+	drop_image(img);
+	return d.f;
+}
+
+/* Hinted files booked in order by one thread land on the same blocks
+ * whether 1 or 8 workers write them, in whatever pieces; and each is one
+ * run per group it crosses. */
+static void test_hinted_deterministic(void)
+{
+	int bad1 = 0, bad8 = 0, diff = 0, extra_runs = 0;
+	struct det_file *one = det_load(1, &bad1), *eight = det_load(8, &bad8);
+
+	CHECK(one && eight);
+	if (!one || !eight)
+		return;
+	CHECK(bad1 == 0 && bad8 == 0);
+	for (int i = 0; i < DF; i++) {
+		blk64_t runs = 1;
+
+		if (one[i].n != one[i].size || eight[i].n != eight[i].size ||
+		    memcmp(one[i].blocks, eight[i].blocks,
+			   one[i].n * sizeof(blk64_t))) {
+			if (!diff)
+				fprintf(stderr, "  file %d (%llu blocks): %llu.. vs %llu..\n",
+					i, one[i].size, one[i].blocks[0], eight[i].blocks[0]);
+			diff++;
+		}
+		for (blk64_t k = 1; k < one[i].n; k++)
+			if (one[i].blocks[k] != one[i].blocks[k - 1] + 1)
+				runs++;
+		/* 1 KiB blocks, 1024 per group, first data block 1: one
+		 * run per group crossed, or per group's worth of data (at
+		 * most 1018 free blocks in a group) when a file needs more
+		 * than one run in any case. */
+		if (one[i].n) {
+			blk64_t g0 = (one[i].blocks[0] - 1) / 1024;
+			blk64_t g1 = (one[i].blocks[one[i].n - 1] - 1) / 1024;
+			blk64_t allowed = 1 + (g1 > g0 ? g1 - g0 : 0);
+
+			if (allowed < (one[i].n + 1017) / 1018)
+				allowed = (one[i].n + 1017) / 1018;
+			if (runs > allowed) {
+				fprintf(stderr, "  file %d: %llu blocks in %llu runs\n",
+					i, one[i].n, runs);
+				extra_runs++;
+			}
+		}
+		free(one[i].blocks);
+		free(eight[i].blocks);
+	}
+	CHECK(diff == 0);
+	CHECK(extra_runs == 0);
+	free(one);
+	free(eight);
+}
+
 static void test_threads_rbtree(void)
 {
 	run_threads(E3_ALLOC_RBTREE);
@@ -675,6 +852,8 @@ int main(void)
 	RUN(test_deferred_free);
 	RUN(test_hook_mkdir);
 	RUN(test_ialloc_spread);
+	RUN(test_map_blocks);
+	RUN(test_hinted_deterministic);
 	RUN(test_threads_rbtree);
 	RUN(test_threads_list);
 	RUN(test_threads_none);
