@@ -63,10 +63,11 @@ static void fill(unsigned i, size_t off, unsigned char *buf, size_t len)
 		buf[k] = file_byte(i, off + k);
 }
 
+/* the first error, but not a consequence of another thread's */
 static void set_err(struct shared *s, errcode_t err)
 {
 	pthread_mutex_lock(&s->lock);
-	if (!s->err)
+	if (!s->err || s->err == E3_JOURNAL_ABORTED)
 		s->err = err;
 	pthread_mutex_unlock(&s->lock);
 }

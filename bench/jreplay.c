@@ -2,8 +2,10 @@
  * jreplay.c: our journal replay as a command, for the journal tests until
  * e3fsck carries it: opens IMAGE read-only through e3_image_open with
  * E3_OPEN_REPLAY (the path every tool takes) and prints what the replay
- * did. --raw calls e3_journal_replay on a plain libext2fs handle instead.
- *   jreplay [--raw] IMAGE
+ * did. --raw calls e3_journal_replay on a plain libext2fs handle instead;
+ * --write opens as a writer (which always replays), --no-replay as a
+ * reader that was not asked to replay (refuses a pending journal).
+ *   jreplay [--raw|--write|--no-replay] IMAGE
  */
 #include <stdio.h>
 #include <string.h>
@@ -50,13 +52,17 @@ int main(int argc, char **argv)
 	tool_init(argv[0]);
 	if (argc == 3 && strcmp(argv[1], "--raw") == 0)
 		return raw_replay(argv[2]);
-	if (argc != 2) {
-		tool_usage_error("usage: jreplay [--raw] IMAGE");
+	if (argc == 3 && strcmp(argv[1], "--write") == 0)
+		opts.flags = E3_OPEN_WRITE;
+	else if (argc == 3 && strcmp(argv[1], "--no-replay") == 0)
+		opts.flags = 0;
+	else if (argc != 2) {
+		tool_usage_error("usage: jreplay [--raw|--write|--no-replay] IMAGE");
 		return 2;
 	}
-	err = e3_image_open(argv[1], &opts, &img);
+	err = e3_image_open(argv[argc - 1], &opts, &img);
 	if (err) {
-		tool_error(argv[1], err, NULL);
+		tool_error(argv[argc - 1], err, NULL);
 		return 1;
 	}
 	r = e3_image_open_report(img);
