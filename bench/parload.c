@@ -506,7 +506,7 @@ static int runs_cb(ext2_filsys fs, blk64_t *blk, e2_blkcnt_t cnt,
 static int report(const char *image)
 {
 	struct e3_open_opts oo = { 0 };
-	ext2_inode_scan scan;
+	ext2_inode_scan scan = NULL;
 	struct ext2_inode inode;
 	ext2_ino_t ino;
 	e3_image_t *img;
@@ -539,6 +539,8 @@ static int report(const char *image)
 		if (s.runs > worst)
 			worst = s.runs;
 	}
+	if (scan)
+		ext2fs_close_inode_scan(scan);
 	if (err)
 		tool_error(image, err, "scanning inodes");
 	else
@@ -940,8 +942,11 @@ int main(int argc, char **argv)
 			  : stream_jobs(o.threads, o.total, &r.jobs);
 	if (!r.njobs)
 		return tool_error(NULL, ENOMEM, NULL), 1;
-	if (expect_name)
-		return expect_out(&r, expect_name, range_off, range_len);
+	if (expect_name) {
+		bad = expect_out(&r, expect_name, range_off, range_len);
+		free(r.jobs);
+		return bad;
+	}
 
 	t0 = now_s();
 	if (o.posix_dir) {
@@ -954,7 +959,9 @@ int main(int argc, char **argv)
 			close(dfd);
 		}
 		secs = now_s() - t0;
-		return report_jobs(&r, secs, "posix");
+		bad = report_jobs(&r, secs, "posix");
+		free(r.jobs);
+		return bad;
 	}
 	run_threads(&r, lib_worker);
 	err = e3_image_close(r.img);
