@@ -10,7 +10,8 @@
  *       1036, 1037 blocks, 100 MiB, a sparse file, a sparse one past
  *       4 GiB, then small odd sizes up to one file per thread). Prints
  *       MB/s and the files; --verify reads every file back through
- *       libext2fs and compares it with the generator.
+ *       libext2fs and compares it with the generator. --open K: each
+ *       thread keeps K streams open and appends to them in turn.
  *   parload --report IMAGE
  *       Runs per regular file in e2fsck's block order (an in-line
  *       indirect block does not break a run; holes do not either), worst,
@@ -67,6 +68,7 @@ struct opts {
 	unsigned threads;
 	uint64_t total, append;
 	int hint, mixed, verify;
+	unsigned open;			/* files each thread keeps open at once */
 	const char *image, *posix_dir;
 };
 
@@ -186,6 +188,8 @@ static unsigned stream_jobs(unsigned threads, uint64_t total, struct job **ret)
 
 /* ---- writing through the library ----------------------------------------- */
 
+static void now_attr(struct e3_attr *a, uint32_t mode);
+
 static errcode_t write_range(e3_file_t *f, const struct job *j, uint64_t off,
 			     uint64_t len, uint64_t append, unsigned char *buf,
 			     int at_offset)
@@ -233,6 +237,52 @@ static errcode_t load_job(struct run *r, struct job *j, unsigned char *buf)
 	return err ? err : err2;
 }
 
+/* --open K: thread t creates its K streams, appends to each in turn,
+ * then closes them — many open files per thread. */
+static void interleave(struct run *r, unsigned t, unsigned char *buf)
+{
+	unsigned k = r->o->open, n = 0;
+	e3_file_t **f = calloc(k, sizeof(*f));
+	struct job **j = calloc(k, sizeof(*j));
+	uint64_t off;
+	int more = 1;
+
+	for (unsigned i = t; f && j && i < r->njobs && n < k; i += r->o->threads) {
+		struct e3_attr a;
+
+		j[n] = &r->jobs[i];
+		now_attr(&a, S_IFREG | 0644);
+		j[n]->err = e3_create(r->img, EXT2_ROOT_INO, j[n]->name, &a,
+				      r->o->hint ? j[n]->size : E3_SIZE_UNKNOWN, &f[n]);
+		if (!j[n]->err) {
+			j[n]->ino = e3_file_ino(f[n]);
+			n++;
+		}
+	}
+	for (off = 0; more; off += r->o->append) {
+		more = 0;
+		for (unsigned m = 0; m < n; m++) {
+			uint64_t len = j[m]->size > off ? j[m]->size - off : 0;
+
+			if (len > r->o->append)
+				len = r->o->append;
+			if (!len || j[m]->err)
+				continue;
+			more = 1;
+			fill(j[m]->id, off, buf, (size_t)len);
+			j[m]->err = e3_file_write(f[m], buf, (size_t)len);
+		}
+	}
+	for (unsigned m = 0; m < n; m++) {
+		errcode_t err = e3_file_close(f[m]);
+
+		if (!j[m]->err)
+			j[m]->err = err;
+	}
+	free(f);
+	free(j);
+}
+
 static void *lib_worker(void *arg)
 {
 	struct run *r = ((void **)arg)[0];
@@ -240,6 +290,11 @@ static void *lib_worker(void *arg)
 	unsigned char *buf = malloc(r->o->append);
 
 	pthread_barrier_wait(&r->start);
+	if (buf && r->o->open > 1) {
+		interleave(r, t, buf);
+		free(buf);
+		return NULL;
+	}
 	for (unsigned i = t; i < r->njobs; i += r->o->threads) {
 		if (!buf) {
 			r->jobs[i].err = ENOMEM;
@@ -820,7 +875,7 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: %s [--alloc=rbtree|list|none] [--threads N] [--total SIZE]\n"
-		"          [--append SIZE] [--hint] [--mixed] [--verify] IMAGE\n"
+		"          [--append SIZE] [--hint] [--mixed] [--open K] [--verify] IMAGE\n"
 		"       %s --report IMAGE\n"
 		"       %s --posix DIR [--threads N] [--total SIZE] [--append SIZE]\n"
 		"       %s --expect NAME [--range OFF:LEN] [--mixed --threads N --bs B |\n"
@@ -889,6 +944,11 @@ int main(int argc, char **argv)
 				return tool_usage_error("bad %s: %s", a, val), 2;
 			*(a[2] == 't' ? &o.total : &o.append) = v;
 			i++;
+		} else if (strcmp(a, "--open") == 0 && val) {
+			if (parse_uint(val, 1, 4096, &v))
+				return tool_usage_error("bad --open: %s", val), 2;
+			o.open = (unsigned)v;
+			i++;
 		} else if (strcmp(a, "--bs") == 0 && val) {
 			if (parse_uint(val, 1024, 65536, &bs))
 				return tool_usage_error("bad --bs: %s", val), 2;
@@ -939,7 +999,8 @@ int main(int argc, char **argv)
 		bs = e3_image_fs(r.img)->blocksize;
 	}
 	r.njobs = o.mixed ? mixed_jobs(o.threads, (unsigned)bs, &r.jobs)
-			  : stream_jobs(o.threads, o.total, &r.jobs);
+			  : stream_jobs(o.threads * (o.open > 1 ? o.open : 1),
+					o.total, &r.jobs);
 	if (!r.njobs)
 		return tool_error(NULL, ENOMEM, NULL), 1;
 	if (expect_name) {

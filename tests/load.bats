@@ -98,6 +98,20 @@ run_mixed() {
 	done
 }
 
+@test "load: 8 threads keep 8 files open each, odd-sized appends in turn" {
+	mkimg 512M
+	run "$PARLOAD" --threads 8 --open 8 --total 64M --append 3000 --verify "$T/img"
+	assert_status 0
+	assert_output_has "verify 64 files ok"
+	names=$(names_of "$output")
+	for n in f000 f037 f063; do
+		grep -qx "$n" <<<"$names"
+		debugfs -R "dump /$n $T/d" "$T/img" >/dev/null 2>&1
+		cmp "$T/d" <("$PARLOAD" --expect "$n" --threads 64 --total 64M)
+	done
+	assert_fsck_clean "$T/img"
+}
+
 @test "load: size hints put every file in one run (beyond group crossings)" {
 	mkimg 1G
 	run "$PARLOAD" --threads 32 --total 256M --hint "$T/img"
