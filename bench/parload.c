@@ -25,7 +25,8 @@
  *       loop mount.
  *   parload --ops IMAGE < SCRIPT
  *       Runs one namespace operation per line (mkdir, create, symlink,
- *       link, mknod, setxattr, setacl, setattr, ready), for the tests.
+ *       link, mknod, setxattr, setacl, setattr, files, mkdirs, links,
+ *       leave-open, ready), for the tests.
  *
  * File contents are a function of (file id, offset), so any reader can
  * check them without keeping a copy.
@@ -801,6 +802,13 @@ static errcode_t run_op(e3_image_t *img, char **av, int ac)
 		}
 		free(buf);
 		return err;
+	}
+	if (strcmp(cmd, "leave-open") == 0) {	/* a file never closed */
+		e3_file_t *f;
+
+		now_attr(&a, S_IFREG | 0644);
+		err = e3_create(img, dir, name, &a, E3_SIZE_UNKNOWN, &f);
+		return err ? err : e3_file_write(f, "abc", 3);
 	}
 	if (strcmp(cmd, "symlink") == 0) {
 		NEED(3);

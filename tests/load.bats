@@ -385,3 +385,26 @@ create /nosuchdir/x 1 1"
 	assert_output_has "Size: 10"
 	assert_fsck_clean "$T/img"
 }
+
+@test "load: running out of blocks or inodes is reported and leaves a consistent image" {
+	mkimg 8M -N 32
+	ops "create /big 20000000 1
+files / 100"
+	assert_status 1
+	assert_output_has "line 1: create: image full: no free blocks"
+	assert_output_has "line 2: files: no free inodes"
+	run debugfs -R "stat /big" "$T/img"
+	assert_output_has "Type: regular"
+	assert_fsck_clean "$T/img"
+}
+
+@test "load: closing the image with a file still open is refused, image consistent" {
+	mkimg 64M
+	ops "create /done 5000 1
+leave-open /open"
+	assert_status 1
+	assert_output_has "close: files are still open"
+	run debugfs -R "stat /done" "$T/img"
+	assert_output_has "Size: 5000"
+	assert_fsck_clean "$T/img"
+}
