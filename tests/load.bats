@@ -138,6 +138,9 @@ run_mixed() {
 
 @test "load: a file over 4 GiB on a sparse image: large_file, TIND, data intact" {
 	mkimg 1G
+	# mke2fs always sets large_file; the first file over 2 GiB must
+	debugfs -w -R "feature -large_file" "$T/img" >/dev/null 2>&1
+	! dumpe2fs -h "$T/img" 2>/dev/null | grep -q 'features:.*large_file'
 	run "$PARLOAD" --mixed --threads 9 --verify "$T/img"
 	assert_status 0
 	run debugfs -R "stat /m008_over4GiB" "$T/img"
