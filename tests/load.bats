@@ -454,3 +454,19 @@ check_committed() {
 	# some crash points fell after files were committed
 	[ "$checked" -gt 0 ]
 }
+
+@test "load: 128-byte inodes: attributes in an EA block, times without nanoseconds" {
+	mkimg 128M -I 128
+	ops "create /f 3000 1
+setxattr /f user.a hello
+setattr /f 0600 1 2 1234567890 123456789"
+	assert_status 0
+	run debugfs -R "stat /f" "$T/img"
+	[[ "$output" != *"File ACL: 0"* ]]
+	assert_output_has "mtime: 0x499602d2 --"
+	run debugfs -R "ea_list /f" "$T/img"
+	assert_output_has 'user.a (5) = "hello"'
+	run "$PARLOAD" --mixed --threads 4 --verify "$T/img"
+	assert_status 0
+	assert_fsck_clean "$T/img"
+}
