@@ -713,12 +713,62 @@ static errcode_t op_bulk(e3_image_t *img, const char *what, const char *dirpath,
 	return err;
 }
 
+/* setxattr PATH NAME VALUE|0xHEX, setacl PATH access|default TEXT,
+ * setattr PATH MODE UID GID SEC NSEC */
+static errcode_t op_attr(e3_image_t *img, char **av, int ac)
+{
+	const char *cmd = av[0];
+	unsigned char val[4096];
+	struct e3_attr a;
+	ext2_ino_t ino;
+	errcode_t err;
+
+	err = e3_namei(img, av[1], &ino);
+	if (err)
+		return err;
+	if (strcmp(cmd, "setxattr") == 0) {
+		if (ac < 4)
+			return E3_BAD_OPTION;
+		if (strncmp(av[3], "0x", 2) == 0) {
+			size_t n = 0;
+
+			for (const char *h = av[3] + 2; h[0] && h[1] &&
+			     n < sizeof(val); h += 2) {
+				unsigned v;
+
+				sscanf(h, "%2x", &v);
+				val[n++] = (unsigned char)v;
+			}
+			return e3_setxattr(img, ino, av[2], val, n);
+		}
+		return e3_setxattr(img, ino, av[2], av[3], strlen(av[3]));
+	}
+	if (strcmp(cmd, "setacl") == 0) {
+		char xname[64];
+		size_t n;
+
+		if (ac < 4)
+			return E3_BAD_OPTION;
+		n = acl_from_text(av[3], val, sizeof(val));
+		snprintf(xname, sizeof(xname), "system.posix_acl_%s", av[2]);
+		return e3_setxattr(img, ino, xname, val, n);
+	}
+	if (ac < 7)
+		return E3_BAD_OPTION;
+	memset(&a, 0, sizeof(a));
+	a.mode = (uint32_t)strtoul(av[2], NULL, 8);
+	a.uid = (uint32_t)strtoul(av[3], NULL, 10);
+	a.gid = (uint32_t)strtoul(av[4], NULL, 10);
+	a.atime.tv_sec = a.mtime.tv_sec = a.ctime.tv_sec = strtoll(av[5], NULL, 10);
+	a.atime.tv_nsec = a.mtime.tv_nsec = a.ctime.tv_nsec = strtol(av[6], NULL, 10);
+	return e3_setattr(img, ino, &a);
+}
+
 static errcode_t run_op(e3_image_t *img, char **av, int ac)
 {
 	const char *cmd = av[0], *name;
 	struct e3_attr a;
 	ext2_ino_t dir, ino;
-	unsigned char val[4096];
 	errcode_t err;
 
 #define NEED(n) do { if (ac < (n)) return E3_BAD_OPTION; } while (0)
@@ -738,44 +788,8 @@ static errcode_t run_op(e3_image_t *img, char **av, int ac)
 		return op_bulk(img, "link", av[1], strtoul(av[2], NULL, 10), av[3]);
 	}
 	if (strcmp(cmd, "setxattr") == 0 || strcmp(cmd, "setacl") == 0 ||
-	    strcmp(cmd, "setattr") == 0) {
-		err = e3_namei(img, av[1], &ino);
-		if (err)
-			return err;
-		if (cmd[3] == 'x') {
-			NEED(4);
-			if (strncmp(av[3], "0x", 2) == 0) {
-				size_t n = 0;
-
-				for (const char *h = av[3] + 2; h[0] && h[1] &&
-				     n < sizeof(val); h += 2) {
-					unsigned v;
-
-					sscanf(h, "%2x", &v);
-					val[n++] = (unsigned char)v;
-				}
-				return e3_setxattr(img, ino, av[2], val, n);
-			}
-			return e3_setxattr(img, ino, av[2], av[3], strlen(av[3]));
-		}
-		if (cmd[3] == 'a' && cmd[4] == 'c') {
-			char xname[64];
-			size_t n;
-
-			NEED(4);
-			n = acl_from_text(av[3], val, sizeof(val));
-			snprintf(xname, sizeof(xname), "system.posix_acl_%s", av[2]);
-			return e3_setxattr(img, ino, xname, val, n);
-		}
-		NEED(7);
-		memset(&a, 0, sizeof(a));
-		a.mode = (uint32_t)strtoul(av[2], NULL, 8);
-		a.uid = (uint32_t)strtoul(av[3], NULL, 10);
-		a.gid = (uint32_t)strtoul(av[4], NULL, 10);
-		a.atime.tv_sec = a.mtime.tv_sec = a.ctime.tv_sec = strtoll(av[5], NULL, 10);
-		a.atime.tv_nsec = a.mtime.tv_nsec = a.ctime.tv_nsec = strtol(av[6], NULL, 10);
-		return e3_setattr(img, ino, &a);
-	}
+	    strcmp(cmd, "setattr") == 0)
+		return op_attr(img, av, ac);
 	err = parent_of(img, av[1], &dir, &name);
 	if (err)
 		return err;
