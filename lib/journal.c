@@ -32,7 +32,10 @@
  *   jc_checkpoint      RUNNING/live -> RUNNING/empty: home writes, flush,
  *                      jsb.s_start = 0 / s_sequence = tid, flush.
  *   e3_journal_stop    commit everything (full ext2fs_flush through the
- *                      journal), checkpoint, clear RECOVER home, unwrap.
+ *                      journal), checkpoint, scrub the log (jc_scrub_log:
+ *                      zero what we wrote, so that the image's bytes do
+ *                      not depend on commit timing — reproducible builds),
+ *                      clear RECOVER home, unwrap.
  *   any write error    -> ABORTED (e3_journal_abort unwraps, frees).
  *
  * E3_JOURNAL=bypass (benchmarks only, to measure what journaling costs):
@@ -141,6 +144,7 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 	}
 	j->head = j->log.first;
 	j->tid = jbd2_get32(j->log.jsb->s_sequence);
+	j->start_seq = j->tid;
 	j->recover_home = ext2fs_has_feature_journal_needs_recovery(fs->super);
 	j->quarter = (j->log.maxlen - j->log.first) / 4;
 	interval = img->opts.commit_interval ? img->opts.commit_interval : 5;
@@ -233,6 +237,8 @@ errcode_t e3_journal_stop(struct e3_journal *j)
 		err = jc_commit(j);
 	if (!err)
 		err = jc_checkpoint(j);
+	if (!err)
+		err = jc_scrub_log(j);
 	if (!err)
 		err = jc_set_home_recover(j, 0);
 	if (err) {
