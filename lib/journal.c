@@ -16,7 +16,8 @@
  *                     (it is cleared only by stop: clearing it costs an
  *                     fsync, and RECOVER with an empty log is harmless).
  *   RUNNING/live      tail != 0: log blocks [tail, head) hold committed,
- *                     un-checkpointed transactions tail_tid..tid-1; their
+ *                     un-checkpointed transactions jsb.s_sequence..tid-1,
+ *                     jsb.s_start == tail; their
  *                     newest block images are in the ckpt set, and the
  *                     home superblock has RECOVER set (written and flushed
  *                     before jsb.s_start became non-zero).
@@ -43,9 +44,9 @@
  * home unjournaled as plain libext2fs would write it. Not crash-safe.
  *
  * INVARIANTS (assert_journal_state)
- *   - tail == 0  <=>  used == 0  <=>  ckpt set empty (after a commit the
- *     set is non-empty unless every block was revoked — then used > 0 and
- *     ckpt may be empty; so only "tail == 0 => ckpt empty" is checked)
+ *   - tail == 0 <=> used == 0; tail == 0 => ckpt set empty (not the
+ *     converse: a transaction of revokes alone leaves the log live and the
+ *     ckpt set empty)
  *   - used < log capacity; head, tail inside [first, maxlen)
  *   - tail != 0 => recover_home
  *   - no block is both in the running set and in the revoked set

@@ -322,6 +322,7 @@ check_crashed() {	# IMG NFILES THREADS LOG
 	local n rc points=0
 	for ((n = 1; n < 2000; n++)); do
 		cp --sparse=always "$T/base.img" "$T/x.img"
+		rm -f "$T/x.log"
 		E3_FAULT=kill:$n "$JLOAD" load "$T/x.img" 120 4 "$T/x.log" 2>/dev/null &&
 			rc=0 || rc=$?
 		if [ "$rc" -eq 0 ]; then
@@ -343,6 +344,7 @@ check_crashed() {	# IMG NFILES THREADS LOG
 	for kind in eio enospc; do
 		for n in 1 2 5 9 17 30; do
 			cp --sparse=always "$T/base.img" "$T/e.img"
+			rm -f "$T/e.log"
 			E3_FAULT=$kind:$n run "$JLOAD" load "$T/e.img" 80 2 "$T/e.log"
 			assert_status 1
 			if [ $kind = eio ]; then
