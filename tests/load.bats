@@ -470,3 +470,22 @@ setattr /f 0600 1 2 1234567890 123456789"
 	assert_status 0
 	assert_fsck_clean "$T/img"
 }
+
+@test "load: mkdir refuses a parent at ext3's 32000-link limit" {
+	mkimg 64M
+	ops "mkdir /d"
+	assert_status 0
+	# pretend /d already has 31997 subdirectories
+	debugfs -w -R "sif /d links_count 31999" "$T/img" >/dev/null 2>&1
+	ops "mkdir /d/last
+mkdir /d/one-too-many"
+	assert_status 1
+	assert_output_has "line 2: mkdir: too many links (ext3 allows 32000)"
+	run debugfs -R "stat /d" "$T/img"
+	assert_output_has "Links: 32000"
+	run debugfs -R "ls /d" "$T/img"
+	[[ "$output" != *one-too-many* ]]
+	# back to the true count (., .. of last, and the entry in /) for fsck
+	debugfs -w -R "sif /d links_count 3" "$T/img" >/dev/null 2>&1
+	assert_fsck_clean "$T/img"
+}
