@@ -51,6 +51,7 @@
 
 struct piece {
 	uint64_t off, len;
+	int backward;		/* written last chunk first */
 };
 
 /* One file to write. Pieces empty: streamed from 0 to size. */
@@ -153,15 +154,17 @@ static unsigned mixed_jobs(unsigned threads, unsigned bs, struct job **ret)
 	}
 	add_job(&j[6], 7, "m006_100MiB", 100 * MiB);
 	add_job(&j[7], 8, "m007_sparse", 20 * MiB);
-	j[7].pieces[0] = (struct piece){ 0, bs };
-	j[7].pieces[1] = (struct piece){ 100ULL * bs, 3ULL * bs };
-	j[7].pieces[2] = (struct piece){ 5000ULL * bs + 100, 5000 };
+	j[7].pieces[0] = (struct piece){ 0, bs, 0 };
+	j[7].pieces[1] = (struct piece){ 100ULL * bs, 3ULL * bs, 0 };
+	j[7].pieces[2] = (struct piece){ 5000ULL * bs + 100, 5000, 0 };
 	j[7].npieces = 3;
 	/* past 4 GiB and into the triple-indirect range at 4 KiB blocks,
 	 * without writing 4 GiB: data at both ends */
 	add_job(&j[8], 9, "m008_over4GiB", 4 * GiB + 8 * MiB);
-	j[8].pieces[0] = (struct piece){ 0, MiB };
-	j[8].pieces[1] = (struct piece){ 4 * GiB - MiB, 9 * MiB };
+	j[8].pieces[0] = (struct piece){ 0, MiB, 0 };
+	/* last chunk first: each indirect block is written out as soon as
+	 * its last slot fills, then read back for the slots before it */
+	j[8].pieces[1] = (struct piece){ 4 * GiB - MiB, 9 * MiB, 1 };
 	j[8].npieces = 2;
 	for (i = 9; i < n; i++) {
 		snprintf(name, sizeof(name), "m%03u_small", i);
@@ -209,6 +212,22 @@ static errcode_t write_range(e3_file_t *f, const struct job *j, uint64_t off,
 	return err;
 }
 
+static errcode_t write_backward(e3_file_t *f, const struct job *j,
+				const struct piece *pc, uint64_t append,
+				unsigned char *buf)
+{
+	uint64_t end = pc->off + pc->len;
+	errcode_t err = 0;
+
+	while (end > pc->off && !err) {
+		uint64_t n = end - pc->off < append ? end - pc->off : append;
+
+		err = write_range(f, j, end - n, n, append, buf, 1);
+		end -= n;
+	}
+	return err;
+}
+
 static errcode_t load_job(struct run *r, struct job *j, unsigned char *buf)
 {
 	struct timespec now;
@@ -229,7 +248,9 @@ static errcode_t load_job(struct run *r, struct job *j, unsigned char *buf)
 		err = write_range(f, j, 0, j->size, r->o->append, buf, 0);
 	} else {
 		for (unsigned p = 0; p < j->npieces && !err; p++)
-			err = write_range(f, j, j->pieces[p].off,
+			err = j->pieces[p].backward ?
+			      write_backward(f, j, &j->pieces[p], r->o->append, buf) :
+			      write_range(f, j, j->pieces[p].off,
 					  j->pieces[p].len, r->o->append, buf, 1);
 		if (!err)
 			err = e3_file_set_size(f, j->size);
