@@ -15,7 +15,8 @@
  *   parload --report IMAGE
  *       Runs per regular file in e2fsck's block order (an in-line
  *       indirect block does not break a run; holes do not either), worst,
- *       and excess runs beyond 1 + block groups crossed.
+ *       and excess runs beyond 1 + block groups crossed (distinct groups
+ *       touched - 1).
  *   parload --posix DIR [--threads N] [--total SIZE] [--append SIZE]
  *       The same writer pattern with write(2) into a mounted directory
  *       (the kernel's ext3 in the benchmark).
@@ -555,11 +556,15 @@ static int verify(struct run *r)
 
 /* ---- layout report ----------------------------------------------------------- */
 
+/* One file's walk in e2fsck's order. The groups it touches are counted
+ * distinct: a file may cross each group boundary it spans once without
+ * that being excess fragmentation, but jumping between two groups back
+ * and forth is. */
 struct runs_state {
-	ext2_filsys fs;
 	blk64_t prev, nblocks;
-	uint64_t runs;
-	dgrp_t gmin, gmax;
+	uint64_t runs, ngroups;
+	unsigned char *seen;		/* per group: touched by this file */
+	dgrp_t *touched;		/* to clear seen afterwards */
 };
 
 static int runs_cb(ext2_filsys fs, blk64_t *blk, e2_blkcnt_t cnt,
@@ -571,10 +576,10 @@ static int runs_cb(ext2_filsys fs, blk64_t *blk, e2_blkcnt_t cnt,
 	(void)cnt; (void)ref; (void)off;
 	if (!s->nblocks || *blk != s->prev + 1)
 		s->runs++;
-	if (!s->nblocks || g < s->gmin)
-		s->gmin = g;
-	if (!s->nblocks || g > s->gmax)
-		s->gmax = g;
+	if (!s->seen[g]) {
+		s->seen[g] = 1;
+		s->touched[s->ngroups++] = g;
+	}
 	s->prev = *blk;
 	s->nblocks++;
 	return 0;
@@ -588,6 +593,7 @@ static int report(const char *image)
 	ext2_ino_t ino;
 	e3_image_t *img;
 	ext2_filsys fs;
+	struct runs_state s = { 0 };
 	uint64_t files = 0, runs = 0, worst = 0, excess = 0;
 	errcode_t err;
 
@@ -597,10 +603,15 @@ static int report(const char *image)
 		return 1;
 	}
 	fs = e3_image_fs(img);
-	err = ext2fs_open_inode_scan(fs, 0, &scan);
+	s.seen = calloc(fs->group_desc_count, 1);
+	s.touched = calloc(fs->group_desc_count, sizeof(*s.touched));
+	err = s.seen && s.touched ? ext2fs_open_inode_scan(fs, 0, &scan) : ENOMEM;
 	while (!err && !(err = ext2fs_get_next_inode(scan, &ino, &inode)) && ino) {
-		struct runs_state s = { .fs = fs };
 		uint64_t ex;
+
+		while (s.ngroups)
+			s.seen[s.touched[--s.ngroups]] = 0;
+		s.prev = s.nblocks = s.runs = 0;
 
 		if (ino < EXT2_FIRST_INODE(fs->super) || !inode.i_links_count ||
 		    !LINUX_S_ISREG(inode.i_mode) || !ext2fs_inode_data_blocks2(fs, &inode))
@@ -609,7 +620,7 @@ static int report(const char *image)
 					    runs_cb, &s);
 		if (err || !s.nblocks)
 			continue;
-		ex = s.runs > 1 + (s.gmax - s.gmin) ? s.runs - 1 - (s.gmax - s.gmin) : 0;
+		ex = s.runs > s.ngroups ? s.runs - s.ngroups : 0;
 		files++;
 		runs += s.runs;
 		excess += ex;
@@ -626,6 +637,8 @@ static int report(const char *image)
 		       files ? (double)runs / files : 0.0, worst, excess,
 		       files ? (double)excess / files : 0.0);
 	e3_image_close(img);
+	free(s.seen);
+	free(s.touched);
 	return err ? 1 : 0;
 }
 

@@ -86,7 +86,7 @@ mbps_of() {
 	     "32768 blocks per group), appends of $append, no size hint unless marked."
 	echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (MB/s is only as steady as the machine is quiet)."
 	echo "Runs: e2fsck's block order (in-line indirect blocks do not break a run);"
-	echo "excess: runs beyond 1 + block groups crossed, per file."
+	echo "excess: runs beyond 1 + block groups crossed (distinct groups touched - 1), per file."
 	echo
 	echo "| mode | threads | MB/s | runs/file avg | runs worst | excess/file | e2fsck non-contiguous |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
