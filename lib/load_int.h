@@ -26,9 +26,8 @@ struct e3_file;
 
 /* Per-image load state. */
 struct e3_load {
-	pthread_mutex_t lock;		/* guards the open-file list only;
-					   taken with no other lock held, or
-					   after file->lock */
+	pthread_mutex_t lock;		/* guards the open-file list only; a
+					   leaf: nothing is taken under it */
 	TAILQ_HEAD(, e3_file) files;	/* [lock] files created, not closed */
 	unsigned nfiles;		/* [lock] */
 	struct e3_ea_share *ea[E3_EA_SHARE_BUCKETS]; /* [fs_lock] */
@@ -43,6 +42,9 @@ void e3_load_file_del(struct e3_image *img, struct e3_file *f);
 /* End of one atomic operation: gives the journal its commit point.
  * Caller holds fs_lock. */
 errcode_t e3_op_end(struct e3_image *img);
+
+/* E3_IMAGE_READONLY unless img was opened for writing. */
+errcode_t e3_check_writable(struct e3_image *img);
 
 /* "" "." ".." or a '/' → E3_BAD_NAME; > 255 bytes → E3_NAME_TOO_LONG. */
 errcode_t e3_check_name(const char *name);
