@@ -9,6 +9,7 @@
  * only rsv_lock / defer_lock, which come after fs_lock in the order.
  */
 #include "alloc_int.h"
+#include "journal.h"
 
 static struct e3_alloc *alloc_of(ext2_filsys fs)
 {
@@ -39,8 +40,11 @@ static errcode_t alloc_hook(ext2_filsys fs, blk64_t goal, blk64_t *ret,
 /* A block libext2fs marks in use is normally one we handed out; if it is
  * not (a caller searched fs->block_map itself), claim it so we never give
  * it away. Frees wait for the commit. */
-static void note_range(struct e3_alloc *a, blk64_t blk, blk64_t n, int inuse)
+static void note_range(ext2_filsys fs, struct e3_alloc *a, blk64_t blk,
+		       blk64_t n, int inuse)
 {
+	struct e3_image *img = e3_image_of(fs);
+
 	if (blk < a->first || blk >= a->nblocks)
 		return;
 	if (blk + n > a->nblocks)
@@ -49,6 +53,12 @@ static void note_range(struct e3_alloc *a, blk64_t blk, blk64_t n, int inuse)
 		for (blk64_t b = blk; b < blk + n; b++)
 			bm_claim(a, b);
 	} else if (inuse < 0) {
+		/* a freed block may be in the live log: revoke it before
+		 * anyone can reuse it (the journal skips blocks it never
+		 * logged) */
+		if (img->journal)
+			for (blk64_t b = blk; b < blk + n; b++)
+				e3_journal_revoke(img->journal, b);
 		e3_alloc_free_deferred(a, blk, n);
 	}
 }
@@ -59,7 +69,7 @@ static void stats_hook(ext2_filsys fs, blk64_t blk, int inuse)
 
 	if (!a)
 		return;
-	note_range(a, blk, 1, inuse);
+	note_range(fs, a, blk, 1, inuse);
 	if (a->old_stats)
 		a->old_stats(fs, blk, inuse);
 }
@@ -71,7 +81,7 @@ static void stats_range_hook(ext2_filsys fs, blk64_t blk, blk_t num,
 
 	if (!a)
 		return;
-	note_range(a, blk, num, inuse);
+	note_range(fs, a, blk, num, inuse);
 	if (a->old_stats_range)
 		a->old_stats_range(fs, blk, num, inuse);
 }

@@ -207,6 +207,11 @@ void e3_journal_revoke(struct e3_journal *j, blk64_t blk)
 	/* the freed block's copy in the running txn is dead */
 	if ((b = jset_find(&j->run, blk)))
 		jset_remove(&j->run, b);
+	/* Only a block the live log holds can be replayed over its next
+	 * owner; revoking others (file data freed through libext2fs) would
+	 * only fill the log. */
+	if (!jset_find(&j->ckpt, blk))
+		return;
 	if (!jset_get(&j->revoked, blk, j->bs, 0, &created))
 		jnl_abort_with(j, ENOMEM);
 }
