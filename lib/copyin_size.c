@@ -23,59 +23,6 @@
 
 #define NDIR_BLOCKS 12
 
-/* Indirect-block ids: 0 none, else a number unique to each IND/DIND/TIND
- * block of one file. */
-static void ind_ids(uint64_t p, uint64_t l, uint64_t *ind, uint64_t *dind,
-		    uint64_t *tind)
-{
-	*ind = *dind = *tind = 0;
-	if (l < NDIR_BLOCKS)
-		return;
-	l -= NDIR_BLOCKS;
-	if (l < p) {
-		*ind = 1;
-		return;
-	}
-	l -= p;
-	if (l < p * p) {
-		*dind = 1;
-		*ind = 2 + l / p;
-		return;
-	}
-	l -= p * p;
-	*tind = 1;
-	*dind = 2 + l / (p * p);
-	*ind = 2 + p + l / p;
-}
-
-uint64_t cp_ind_blocks(unsigned blocksize, uint64_t first, uint64_t count,
-		       struct cp_ind_state *s)
-{
-	uint64_t p = blocksize / 4, n = 0, l = first, end = first + count;
-	uint64_t ind, dind, tind;
-
-	if (l < NDIR_BLOCKS)
-		l = NDIR_BLOCKS;
-	while (l < end) {
-		ind_ids(p, l, &ind, &dind, &tind);
-		if (ind && ind != s->last_ind) {
-			n++;
-			s->last_ind = ind;
-		}
-		if (dind && dind != s->last_dind) {
-			n++;
-			s->last_dind = dind;
-		}
-		if (tind && tind != s->last_tind) {
-			n++;
-			s->last_tind = tind;
-		}
-		/* on to the first block of the next indirect block */
-		l = NDIR_BLOCKS + ((l - NDIR_BLOCKS) / p + 1) * p;
-	}
-	return n;
-}
-
 /* Blocks (data + indirect) of a file of bs-byte blocks [0, nblocks). */
 static uint64_t dense_blocks(unsigned bs, uint64_t nblocks)
 {
