@@ -58,7 +58,7 @@ static uint16_t xacl_tag(int tag)
 /* One POSIX ACL of the entry as a system.posix_acl_* value; nothing when
  * the entry has none beyond its mode bits. */
 static errcode_t acl_xattr(struct archive_entry *e, int type, const char *name,
-			   struct cp_xattrs *x)
+			   struct cp_xattrs *x, int *mask)
 {
 	struct xacl_entry v[512];
 	unsigned char buf[4 + sizeof(v)];
@@ -76,6 +76,8 @@ static errcode_t acl_xattr(struct archive_entry *e, int type, const char *name,
 			continue;
 		if (t == XACL_USER || t == XACL_GROUP || t == XACL_MASK)
 			extended = 1;
+		if (t == XACL_MASK && mask)
+			*mask = perm & 7;
 		v[n].tag = t;
 		v[n].perm = (uint16_t)(perm & 7);
 		v[n].id = (t == XACL_USER || t == XACL_GROUP) ? (uint32_t)id
@@ -99,7 +101,10 @@ static errcode_t acl_xattr(struct archive_entry *e, int type, const char *name,
 	return cp_xattrs_add(x, name, buf, len);
 }
 
-static errcode_t entry_xattrs(struct archive_entry *e, struct cp_xattrs *x)
+/* mask: the access ACL's mask, or -1. libarchive folds the ACL's
+ * GROUP_OBJ into the mode's group bits, where Linux keeps the mask. */
+static errcode_t entry_xattrs(struct archive_entry *e, struct cp_xattrs *x,
+			      int *mask)
 {
 	const char *name;
 	const void *value;
@@ -113,10 +118,10 @@ static errcode_t entry_xattrs(struct archive_entry *e, struct cp_xattrs *x)
 		err = cp_xattrs_add(x, name, value, size);
 	if (!err)
 		err = acl_xattr(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS,
-				"system.posix_acl_access", x);
+				"system.posix_acl_access", x, mask);
 	if (!err)
 		err = acl_xattr(e, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT,
-				"system.posix_acl_default", x);
+				"system.posix_acl_default", x, NULL);
 	return err;
 }
 
@@ -216,11 +221,15 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 	err = cp_resolve_parent(c, rel, &parent, &leaf);
 	if (err)
 		return err;
+	int mask = -1;
+
 	entry_attr(e, &a);
 	cp_map_attr(c, &a);
-	err = entry_xattrs(e, &s->x);
+	err = entry_xattrs(e, &s->x, &mask);
 	if (err)
 		return err;
+	if (mask >= 0)
+		a.mode = (a.mode & ~(uint32_t)070) | ((uint32_t)mask << 3);
 	if (archive_entry_filetype(e) == AE_IFDIR) {
 		err = cp_make_dir(c, parent, leaf, &a, path, &ino);
 		if (!err)
