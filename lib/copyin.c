@@ -434,7 +434,11 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 	c->o = o;
 	c->st = st;
 	c->epoch = o->clamp_time;
+	c->ordered = o->reproducible;
+	c->order_lag = CP_ORDER_LAG;	/* never from -j: layout would follow it */
 	pthread_mutex_init(&c->stat_lock, NULL);
+	pthread_mutex_init(&c->order_lock, NULL);
+	pthread_cond_init(&c->order_cond, NULL);
 	err = cp_linkmap_create(&c->links);
 	if (err)
 		return err;
@@ -461,6 +465,8 @@ static void teardown(struct cp_ctx *c)
 	free(c->dirs);
 	free(c->cache_path);
 	pthread_mutex_destroy(&c->stat_lock);
+	pthread_mutex_destroy(&c->order_lock);
+	pthread_cond_destroy(&c->order_cond);
 }
 
 /* Directory attributes, only once every entry is in place. */
@@ -488,6 +494,9 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 	err = resolve_dest(&c, o->dest);
 	for (size_t i = 0; !err && i < nsrcs; i++)
 		err = copy_one_source(&c, srcs[i]);
+	err2 = cp_close_oldest(&c, 0);	/* ordered mode: the rest, in order */
+	if (!err)
+		err = err2;
 	err2 = e3_workq_wait(c.wq);
 	if (!err)
 		err = err2;

@@ -44,6 +44,8 @@ struct cp_dirattr {
 };
 
 /* The engine's state for one e3_copyin_run. */
+struct file_job;
+
 struct cp_ctx {
 	e3_image_t *img;
 	const struct e3_copyin_opts *o;
@@ -61,6 +63,12 @@ struct cp_ctx {
 	ext2_ino_t cache_ino;
 	void **bufs;			/* one copy buffer per worker */
 	unsigned nbufs;
+	/* ordered mode (opts->reproducible): see cp_close_oldest */
+	int ordered;
+	pthread_mutex_t order_lock;
+	pthread_cond_t order_cond;
+	struct file_job *order_head, *order_tail;	/* scanner only */
+	size_t order_len, order_lag;
 };
 
 /* Reports an event through the caller's callback (under stat_lock, so
@@ -75,6 +83,10 @@ void cp_error(struct cp_ctx *c, const char *path, errcode_t err);
 
 /* Bytes one worker copies at a time (one buffer per worker). */
 #define CP_BUF_SIZE (1u << 20)
+
+/* Ordered mode: files open at once behind the scanner. A constant, so
+ * the layout is the same at every -j. */
+#define CP_ORDER_LAG 32
 
 /* Nonzero when libarchive recognises the file as an archive. */
 int cp_is_archive(const char *path);
@@ -115,6 +127,9 @@ int cp_strcmp_ptr(const void *a, const void *b);
 /* Sorts an entry's error into "report and go on" (returns 0, counted as
  * an error) and "stop" (returned). */
 errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err);
+
+/* Ordered mode: closes the oldest open files until at most keep remain. */
+errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep);
 
 /* The walkers. src NULL for the archive walker: stdin. */
 errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest);

@@ -96,6 +96,10 @@ struct file_job {
 	int fd;
 	uint64_t size;
 	char *path;
+	/* ordered mode: the worker leaves the close to the scanner */
+	int done;			/* [c->order_lock] data written */
+	errcode_t err;			/* [c->order_lock] */
+	struct file_job *next;		/* scanner's FIFO */
 };
 
 /* Copies the data regions of fd into f. *src_err tells a source failure
@@ -142,14 +146,13 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, char *buf,
 	return e3_file_set_size(f, size);
 }
 
-static errcode_t file_job_run(void *arg, unsigned worker)
+/* The end of a file: closed, counted, freed. err: how the copy went. */
+static errcode_t file_job_finish(struct file_job *j, errcode_t err,
+				 int src_err)
 {
-	struct file_job *j = arg;
 	struct cp_ctx *c = j->c;
-	int src_err;
-	errcode_t err, err2;
+	errcode_t err2;
 
-	err = copy_regions(j->fd, j->f, j->size, c->bufs[worker], &src_err);
 	err2 = e3_file_close(j->f);
 	close(j->fd);
 	if (err && src_err) {
@@ -162,6 +165,71 @@ static errcode_t file_job_run(void *arg, unsigned worker)
 		cp_count_file(c, j->size, j->path);
 	free(j->path);
 	free(j);
+	return err;
+}
+
+static errcode_t file_job_run(void *arg, unsigned worker)
+{
+	struct file_job *j = arg;
+	struct cp_ctx *c = j->c;
+	int src_err;
+	errcode_t err;
+
+	err = copy_regions(j->fd, j->f, j->size, c->bufs[worker], &src_err);
+	if (!c->ordered)
+		return file_job_finish(j, err, src_err);
+	if (err && !src_err)
+		src_err = -1;		/* image error: fatal at close */
+	pthread_mutex_lock(&c->order_lock);
+	j->err = err;
+	j->done = src_err ? src_err : 1;
+	pthread_cond_broadcast(&c->order_cond);
+	pthread_mutex_unlock(&c->order_lock);
+	return 0;
+}
+
+/* Ordered mode (reproducible images): files are closed by the scanner in
+ * creation order, at most CP_ORDER_LAG behind the newest, so the set of
+ * live reservation windows at every placement decision — and with it the
+ * whole layout — does not depend on which worker finished first. */
+errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep)
+{
+	struct file_job *j;
+	errcode_t err = 0, e;
+	int done;
+
+	while (!err && c->order_len > keep) {
+		j = c->order_head;
+		pthread_mutex_lock(&c->order_lock);
+		while (!j->done)
+			pthread_cond_wait(&c->order_cond, &c->order_lock);
+		done = j->done;
+		e = j->err;
+		pthread_mutex_unlock(&c->order_lock);
+		c->order_head = j->next;
+		if (!c->order_head)
+			c->order_tail = NULL;
+		c->order_len--;
+		err = file_job_finish(j, e, done == 1 ? 0 : done > 0);
+	}
+	return err;
+}
+
+static errcode_t queue_job(struct cp_ctx *c, struct file_job *j)
+{
+	errcode_t err;
+
+	if (c->ordered) {
+		if (c->order_tail)
+			c->order_tail->next = j;
+		else
+			c->order_head = j;
+		c->order_tail = j;
+		c->order_len++;
+	}
+	err = e3_workq_add(c->wq, file_job_run, j);
+	if (!err && c->ordered)
+		err = cp_close_oldest(c, c->order_lag);
 	return err;
 }
 
@@ -228,7 +296,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	*j = (struct file_job){ .c = c, .f = f, .fd = fd,
 				.size = (uint64_t)st->st_size,
 				.path = strdup(path) };
-	return e3_workq_add(c->wq, file_job_run, j);
+	return queue_job(c, j);
 }
 
 static errcode_t copy_other(struct walk *w, int dirfd, const char *name,

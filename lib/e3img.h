@@ -157,6 +157,9 @@ struct e3_copyin_opts {
 	size_t n_uid_map, n_gid_map;
 	int64_t clamp_time;		/* SOURCE_DATE_EPOCH; -1: none */
 	const char *devtab;		/* genext2fs device table, or NULL */
+	int reproducible;		/* close files in creation order so
+					   the layout never depends on which
+					   worker finishes first */
 	int check_space;		/* refuse before writing if trees
 					   do not fit (E3_NO_SPACE_KNOWN) */
 	void (*event)(void *ctx, enum e3_copyin_event ev, const char *path,

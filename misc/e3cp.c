@@ -255,7 +255,12 @@ static int parse_args(struct cp_args *a, int argc, char **argv)
 	a->o.event = on_event;
 	a->o.event_ctx = a;
 	a->open.flags = E3_OPEN_WRITE;
-	return setup_time(a);
+	if (setup_time(a))
+		return -1;
+	a->o.reproducible = a->reproducible;
+	if (a->reproducible)	/* commits at fixed points, not on a timer */
+		a->open.commit_interval = 1000000;
+	return 0;
 }
 
 static int run(struct cp_args *a)
