@@ -161,6 +161,20 @@ static int is_missing(errcode_t err)
 	       err == ENOENT;
 }
 
+/* A directory's inode goes where the Orlov rule sends it, which reads the
+ * groups' free block counts: in ordered mode every file still being
+ * written is finished first, so those counts are the same at any -j. */
+static errcode_t ordered_mkdir(struct cp_ctx *c, ext2_ino_t parent,
+			       const char *name, const struct e3_attr *a,
+			       ext2_ino_t *ino)
+{
+	errcode_t err = 0;
+
+	if (c->ordered)
+		err = cp_close_oldest(c, 0);
+	return err ? err : e3_mkdir(c->img, parent, name, a, ino);
+}
+
 /* One step down: name in dir, which must be (or become) a directory. */
 static errcode_t step_dir(struct cp_ctx *c, ext2_ino_t dir, const char *name,
 			  ext2_ino_t *ret)
@@ -172,7 +186,7 @@ static errcode_t step_dir(struct cp_ctx *c, ext2_ino_t dir, const char *name,
 	err = e3_lookup(c->img, dir, name, ret);
 	if (is_missing(err)) {
 		default_dir_attr(c, &a);
-		err = e3_mkdir(c->img, dir, name, &a, ret);
+		err = ordered_mkdir(c, dir, name, &a, ret);
 		if (!err)
 			err = cp_defer_dirattr(c, *ret, &a);
 		return err;
@@ -263,7 +277,7 @@ errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 	(void)path;
 	err = e3_lookup(c->img, parent, name, ino);
 	if (is_missing(err)) {
-		err = e3_mkdir(c->img, parent, name, a, ino);
+		err = ordered_mkdir(c, parent, name, a, ino);
 	} else if (!err) {
 		/* directories merge: later sources add to earlier ones */
 		err = ino_mode(c, *ino, &mode);
