@@ -288,7 +288,14 @@ static struct archive *open_archive(const char *src)
 	if (!ar)
 		return NULL;
 	archive_read_support_filter_all(ar);
-	archive_read_support_format_all(ar);
+	/* not format_all: its mtree reader takes any text file for an
+	 * archive, and a plain file must stay a plain file */
+	archive_read_support_format_tar(ar);
+	archive_read_support_format_cpio(ar);
+	archive_read_support_format_zip(ar);
+	archive_read_support_format_7zip(ar);
+	archive_read_support_format_iso9660(ar);
+	archive_read_support_format_xar(ar);
 	if (archive_read_open_filename(ar, src, 1 << 16) != ARCHIVE_OK) {
 		archive_read_free(ar);
 		return NULL;

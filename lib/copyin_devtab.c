@@ -6,8 +6,8 @@
  * s (socket); "-" for fields that do not apply; '#' starts a comment.
  * With a count, entries path<start> .. path<count - 1> are made, the minor
  * number growing by inc for each (genext2fs' rule: /dev/hda b ... 3 1 1 1
- * 16 makes hda1..hda15). Paths are taken relative to the destination
- * directory. An entry creates what is missing and overrides what exists
+ * 16 makes hda1..hda15). Paths are the image's (from its root), as in
+ * genext2fs, whatever the destination of the sources. An entry creates what is missing and overrides what exists
  * (devices are replaced; files and directories get the new mode and owner).
  */
 #include <errno.h>
@@ -126,8 +126,11 @@ static errcode_t apply_entry(struct cp_ctx *c, const struct cp_devtab_entry *e)
 	return err;
 }
 
+/* Paths in the table are the image's own (genext2fs' meaning), whatever
+ * the destination of the sources. */
 errcode_t cp_devtab_apply(struct cp_ctx *c, const char *file)
 {
+	ext2_ino_t saved = c->dest;
 	struct cp_devtab_entry e;
 	char *line = NULL;
 	size_t cap = 0;
@@ -138,6 +141,9 @@ errcode_t cp_devtab_apply(struct cp_ctx *c, const char *file)
 	fp = fopen(file, "re");
 	if (!fp)
 		return errno;
+	c->dest = EXT2_ROOT_INO;
+	free(c->cache_path);
+	c->cache_path = NULL;
 	while (!err && getline(&line, &cap, fp) >= 0) {
 		err = cp_devtab_parse_line(line, &e, &skip);
 		if (!err && !skip)
@@ -145,5 +151,8 @@ errcode_t cp_devtab_apply(struct cp_ctx *c, const char *file)
 	}
 	free(line);
 	fclose(fp);
+	c->dest = saved;
+	free(c->cache_path);
+	c->cache_path = NULL;
 	return err;
 }

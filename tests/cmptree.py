@@ -32,6 +32,8 @@ def describe(root, rel, opts):
     p = os.path.join(root, rel) if rel else root
     st = os.lstat(p)
     d = {'type': stat.S_IFMT(st.st_mode), 'mode': stat.S_IMODE(st.st_mode)}
+    if opts['rdump']:
+        d['mode'] &= 0o777	# debugfs rdump drops set-id and sticky bits
     if opts['owner']:
         d['owner'] = (st.st_uid, st.st_gid)
     if opts['times'] and not stat.S_ISLNK(st.st_mode):
@@ -62,13 +64,15 @@ def walk(root):
 def main():
     args = sys.argv[1:]
     opts = {'links': True, 'xattrs': True, 'owner': True, 'times': True,
-            'clamp': None}
+            'clamp': None, 'sockets': True, 'rdump': False}
     pos = []
     i = 0
     while i < len(args):
         a = args[i]
         if a.startswith('--no-'):
             opts[a[5:]] = False
+        elif a == '--rdump':
+            opts.update(links=False, xattrs=False, rdump=True, sockets=False)
         elif a == '--clamp':
             i += 1
             opts['clamp'] = int(args[i])
@@ -78,6 +82,12 @@ def main():
     src, copy = pos
     skip = {'lost+found'}
     a, b = walk(src), walk(copy) - skip
+    if not opts['sockets'] or opts['rdump']:
+        def special(rel):
+            m = os.lstat(os.path.join(src, rel)).st_mode
+            return stat.S_ISSOCK(m) or (opts['rdump'] and (stat.S_ISFIFO(m) or
+                    stat.S_ISCHR(m) or stat.S_ISBLK(m)))
+        a = {r for r in a if not special(r)}
     bad = 0
     for rel in sorted(a ^ b):
         print('only in %s: %r' % (src if rel in a else copy, rel))
