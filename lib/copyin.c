@@ -269,15 +269,19 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 
 errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 		      const struct e3_attr *a, const char *path,
-		      ext2_ino_t *ino)
+		      ext2_ino_t *ino, int *created)
 {
 	uint16_t mode;
 	errcode_t err;
 
 	(void)path;
+	if (created)
+		*created = 0;
 	err = e3_lookup(c->img, parent, name, ino);
 	if (is_missing(err)) {
 		err = ordered_mkdir(c, parent, name, a, ino);
+		if (!err && created)
+			*created = 1;
 	} else if (!err) {
 		/* directories merge: later sources add to earlier ones */
 		err = ino_mode(c, *ino, &mode);

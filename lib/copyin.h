@@ -113,7 +113,7 @@ errcode_t cp_path_clean(char *path);
  * --overwrite, in which case the old entry is removed first. */
 errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 		      const struct e3_attr *a, const char *path,
-		      ext2_ino_t *ino);
+		      ext2_ino_t *ino, int *created);
 errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 			  const char *name, const char *path);
 errcode_t cp_set_xattrs(struct cp_ctx *c, ext2_ino_t ino,

@@ -231,7 +231,7 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 	if (mask >= 0)
 		a.mode = (a.mode & ~(uint32_t)070) | ((uint32_t)mask << 3);
 	if (archive_entry_filetype(e) == AE_IFDIR) {
-		err = cp_make_dir(c, parent, leaf, &a, path, &ino);
+		err = cp_make_dir(c, parent, leaf, &a, path, &ino, NULL);
 		if (!err)
 			err = cp_set_xattrs(c, ino, &s->x, path);
 		if (!err)

@@ -89,7 +89,7 @@ static errcode_t apply_one(struct cp_ctx *c, const struct cp_devtab_entry *e,
 		return err;
 	switch (e->type) {
 	case 'd':
-		return cp_make_dir(c, parent, leaf, &a, rel, &ino);
+		return cp_make_dir(c, parent, leaf, &a, rel, &ino, NULL);
 	case 'f':
 		err = e3_create(c->img, parent, leaf, &a, 0, &f);
 		return err ? err : e3_file_close(f);

@@ -255,12 +255,20 @@ static char *join(const char *dir, const char *name)
 }
 
 static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
-			  const char *path);
+			  const char *path, int fresh);
+
+/* In a directory this run created, sorted unique names cannot exist
+ * yet: the lookup (a scan of the whole directory) is skipped. */
+static errcode_t prepare(struct cp_ctx *c, ext2_ino_t parent, const char *name,
+			 const char *path, int fresh)
+{
+	return fresh ? 0 : cp_prepare_name(c, parent, name, path);
+}
 
 static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 			      const struct stat *st, const struct e3_attr *a,
 			      ext2_ino_t parent, const char *path,
-			      ext2_ino_t *ino)
+			      ext2_ino_t *ino, int fresh)
 {
 	struct cp_ctx *c = w->c;
 	struct file_job *j;
@@ -275,7 +283,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	}
 	err = read_xattrs(fd, path, &w->x);
 	if (!err)
-		err = cp_prepare_name(c, parent, name, path);
+		err = prepare(c, parent, name, path, fresh);
 	if (err) {
 		close(fd);
 		return err;
@@ -302,7 +310,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 			    const struct stat *st, const struct e3_attr *a,
 			    ext2_ino_t parent, const char *path,
-			    ext2_ino_t *ino)
+			    ext2_ino_t *ino, int fresh)
 {
 	struct cp_ctx *c = w->c;
 	ssize_t n;
@@ -312,7 +320,7 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 	if (err == ENAMETOOLONG)
 		err = 0;	/* too deep for l*xattr: copy without them */
 	if (!err)
-		err = cp_prepare_name(c, parent, name, path);
+		err = prepare(c, parent, name, path, fresh);
 	if (err)
 		return err;
 	if (S_ISLNK(st->st_mode)) {
@@ -336,8 +344,9 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 /* One directory entry of the source. Entry-level problems are reported
  * and the walk goes on; image problems stop it. */
 static errcode_t copy_entry(struct walk *w, int dirfd, const char *name,
-			    ext2_ino_t parent, const char *path)
+			    ext2_ino_t parent, const char *path, int fresh)
 {
+	int created = 0;
 	struct cp_ctx *c = w->c;
 	ext2_ino_t ino = 0, linked;
 	struct e3_attr a;
@@ -354,7 +363,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const char *name,
 	cp_xattrs_clear(&w->x);
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
 	    (linked = cp_linkmap_get(c->links, st.st_dev, st.st_ino))) {
-		err = cp_prepare_name(c, parent, name, path);
+		err = prepare(c, parent, name, path, fresh);
 		if (!err)
 			err = e3_link(c->img, parent, name, linked);
 		if (!err)
@@ -371,20 +380,23 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const char *name,
 		}
 		err = read_xattrs(fd, path, &w->x);
 		if (!err)
-			err = cp_make_dir(c, parent, name, &a, path, &ino);
+			err = cp_make_dir(c, parent, name, &a, path, &ino,
+					  &created);
 		if (!err)
 			err = cp_set_xattrs(c, ino, &w->x, path);
 		if (!err) {
 			cp_count_file(c, 0, path);
-			err = walk_dir(w, fd, ino, path);
+			err = walk_dir(w, fd, ino, path, created);
 		}
 		close(fd);
 		goto out;
 	case S_IFREG:
-		err = copy_regular(w, dirfd, name, &st, &a, parent, path, &ino);
+		err = copy_regular(w, dirfd, name, &st, &a, parent, path, &ino,
+				   fresh);
 		break;
 	case S_IFLNK: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
-		err = copy_other(w, dirfd, name, &st, &a, parent, path, &ino);
+		err = copy_other(w, dirfd, name, &st, &a, parent, path, &ino,
+				 fresh);
 		break;
 	default:
 		cp_skip(c, path, E3_BAD_FILE_TYPE);
@@ -477,7 +489,7 @@ nomem:
 }
 
 static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
-			  const char *path)
+			  const char *path, int fresh)
 {
 	char **names = NULL, *sub;
 	size_t n = 0;
@@ -494,7 +506,7 @@ static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
 			err = ENOMEM;
 			break;
 		}
-		err = copy_entry(w, dirfd, names[i], dino, sub);
+		err = copy_entry(w, dirfd, names[i], dino, sub, fresh);
 		free(sub);
 	}
 	free_names(names, n);
@@ -532,7 +544,7 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		if (!err)
 			err = cp_defer_dirattr(c, dest, &a);
 		if (!err)
-			err = walk_dir(&w, fd, dest, src);
+			err = walk_dir(&w, fd, dest, src, 0);
 		close(fd);
 	} else {
 		char *dup1 = strdup(src), *dup2 = strdup(src);
@@ -544,7 +556,7 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 			dir = dirname(dup1);
 			base = basename(dup2);
 			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			err = fd < 0 ? errno : copy_entry(&w, fd, base, dest, src);
+			err = fd < 0 ? errno : copy_entry(&w, fd, base, dest, src, 0);
 			if (fd >= 0)
 				close(fd);
 		}
