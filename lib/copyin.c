@@ -487,10 +487,24 @@ static void teardown(struct cp_ctx *c)
 	pthread_cond_destroy(&c->order_cond);
 }
 
-/* Directory attributes, only once every entry is in place. */
+/* Directory attributes, then htree indexes: both only once every entry is
+ * in place. */
 static errcode_t finish(struct cp_ctx *c)
 {
-	return apply_dirattrs(c);
+	ext2_ino_t *dirs;
+	errcode_t err;
+
+	err = apply_dirattrs(c);
+	if (err)
+		return err;
+	dirs = malloc((c->ndirs + 1) * sizeof(*dirs));
+	if (!dirs)
+		return ENOMEM;
+	for (size_t i = 0; i < c->ndirs; i++)
+		dirs[i] = c->dirs[i].ino;
+	err = e3_htree_build_all(c->img, dirs, c->ndirs);
+	free(dirs);
+	return err;
 }
 
 errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,

@@ -46,6 +46,19 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	assert_status 0
 }
 
+@test "directories over one block get an htree index (two levels on 1 KiB blocks) that e2fsck accepts" {
+	mkdir -p "$T/hd/big"
+	seq 1 20000 | sed 's/^/entry-/' | (cd "$T/hd/big" && xargs touch)
+	newimg "$T/h.img"
+	run e3cp "$T/hd" "$T/h.img"
+	assert_status 0
+	assert_fsck_clean "$T/h.img"
+	run debugfs -R "htree /big" "$T/h.img"
+	assert_output_has "Indirect levels: 1"
+	run debugfs -R "stat /big/entry-17777" "$T/h.img"
+	assert_output_has "Type: regular"
+}
+
 @test "a tree read back through a kernel loop mount: types, modes, owners, times, links, xattrs, ACLs" {
 	require_root
 	newimg "$T/m.img"
