@@ -149,6 +149,11 @@ blk64_t bm_next_free(const struct e3_alloc *a, blk64_t from, blk64_t to)
 	SCAN_WORDS(~wload(&a->used[k]));
 }
 
+blk64_t bm_next_used(const struct e3_alloc *a, blk64_t from, blk64_t to)
+{
+	SCAN_WORDS(wload(&a->used[k]));
+}
+
 blk64_t bm_next_obstacle(const struct e3_alloc *a, blk64_t from, blk64_t to)
 {
 	SCAN_WORDS(wload(&a->used[k]) & ~a->meta[k]);

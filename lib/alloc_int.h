@@ -74,6 +74,8 @@ bool bm_claim(struct e3_alloc *a, blk64_t b);
 void bm_release(struct e3_alloc *a, blk64_t b, blk64_t n);
 /* First unclaimed block in [from, to], or E3_NOBLK. */
 blk64_t bm_next_free(const struct e3_alloc *a, blk64_t from, blk64_t to);
+/* First claimed block in [from, to], or E3_NOBLK. */
+blk64_t bm_next_used(const struct e3_alloc *a, blk64_t from, blk64_t to);
 /* First block in [from, to] that is claimed and not group metadata. */
 blk64_t bm_next_obstacle(const struct e3_alloc *a, blk64_t from, blk64_t to);
 /* Unclaimed blocks in [from, to]. */
@@ -93,6 +95,9 @@ blk64_t bm_claim_run(struct e3_alloc *a, blk64_t b, blk64_t to,
 blk64_t alloc_clamp_goal(const struct e3_alloc *a, blk64_t goal);
 errcode_t alloc_windowless(struct e3_alloc *a, blk64_t goal, blk64_t count,
 			   bool polite, blk64_t *start, blk64_t *got);
+
+/* Unlinks r's window and frees the further windows of its hint. */
+void alloc_discard(struct e3_alloc *a, struct e3_rsv *r);
 
 /* alloc_hooks.c */
 void alloc_hooks_install(struct e3_alloc *a);

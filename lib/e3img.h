@@ -57,7 +57,10 @@ struct e3_open_report {
 
 errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 			e3_image_t **ret);
-/* Commits, checkpoints, flushes and unlocks; frees img even on error. */
+/* Commits, checkpoints, flushes and unlocks; frees img even on error.
+ * Close every e3_file first: files still open make it fail with
+ * E3_FILES_OPEN; their inodes stay as created (empty) and their handles
+ * are invalid afterwards. */
 errcode_t e3_image_close(e3_image_t *img);
 /* Frees img without writing anything more: the image stays as of the last
  * commit (journal replay brings it back to that). */
