@@ -104,6 +104,11 @@ void e3_rsv_init(struct e3_alloc *a, struct e3_rsv *r, ext2_ino_t ino,
 	r->colour = colour % 16;
 }
 
+void e3_rsv_set_goal_size(struct e3_rsv *r, uint32_t blocks)
+{
+	r->goal_size = blocks > E3_RSV_MAX ? E3_RSV_MAX : blocks;
+}
+
 blk64_t e3_rsv_goal(struct e3_alloc *a, struct e3_rsv *r)
 {
 	blk64_t b;

@@ -102,6 +102,10 @@ enum e3_alloc_mode e3_alloc_mode(struct e3_alloc *a);
  * offset (0..15), used for the first goal when there is no hint. */
 void e3_rsv_init(struct e3_alloc *a, struct e3_rsv *r, ext2_ino_t ino,
 		 uint64_t hint_blocks, unsigned colour);
+/* ext3's EXT3_IOC_SETRSVSZ: the size of r's next window, clamped to
+ * 1027; 0 turns windows off for this file. ext3 starts every file at 8
+ * and doubles; a writer that knows it will stream a lot can start big. */
+void e3_rsv_set_goal_size(struct e3_rsv *r, uint32_t blocks);
 /* The goal for the next block of this file: after its last block, else in
  * its inode's group (plus colour when there is no hint). */
 blk64_t e3_rsv_goal(struct e3_alloc *a, struct e3_rsv *r);

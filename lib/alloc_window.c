@@ -5,6 +5,15 @@
  * files, and plain goal-then-first-free allocation for `none` mode, for
  * libext2fs' own helpers, and as the last resort when every free block
  * is inside somebody's window.
+ *
+ * Differences from ext3, on purpose: root-reserved blocks are not held
+ * back (an offline tool writes as the image's owner); windows are not
+ * clipped to a group, since our bitmap is one array (group metadata in a
+ * window is simply in use); windowless allocation first steps around
+ * other files' windows and only then takes blocks inside them; and the
+ * hinted whole-file windows. Booking a hinted window scans the bitmap
+ * under rsv_lock (bounded by the first fitting run; on a nearly full,
+ * fragmented image it can scan the whole bitmap a few times).
  */
 #include <errno.h>
 

@@ -517,6 +517,72 @@ static void test_ialloc_spread(void)
 	drop_image(img);
 }
 
+/* 16 files of 200 blocks written round-robin one block at a time (what
+ * interleaved appenders look like to the allocator): average runs per
+ * file. */
+static double interleaved_runs(enum e3_alloc_mode mode, uint32_t goal_size)
+{
+	enum { NF = 16, PER = 200 };
+	static blk64_t bl[NF][PER];
+	struct e3_rsv r[NF];
+	struct e3_image *img;
+	double runs = 0;
+
+	if (make_image("8M"))
+		return -1;
+	img = open_image(mode);
+	if (!img)
+		return -1;
+	for (int i = 0; i < NF; i++) {
+		e3_rsv_init(img->alloc, &r[i], 12, 0, (unsigned)i);
+		if (goal_size)
+			e3_rsv_set_goal_size(&r[i], goal_size);
+	}
+	for (int k = 0; k < PER; k++)
+		for (int i = 0; i < NF; i++) {
+			blk64_t s = 0, got;
+
+			CHECK_OK(e3_alloc_blocks(img->alloc, &r[i],
+						 e3_rsv_goal(img->alloc, &r[i]),
+						 1, &s, &got));
+			bl[i][k] = s;
+		}
+	for (int i = 0; i < NF; i++) {
+		runs += 1;
+		for (int k = 1; k < PER; k++)
+			runs += bl[i][k] != bl[i][k - 1] + 1;
+		e3_rsv_discard(img->alloc, &r[i]);
+	}
+	drop_image(img);
+	return runs / NF;
+}
+
+/* Windows are what keeps interleaved writers apart: none interleaves them
+ * block by block, ext3's growing windows give a handful of runs each, and
+ * a window started big (SETRSVSZ; 256, as groups here are 1024) keeps
+ * each file nearly whole.
+ * 1024-block groups: 200 blocks can cross a group boundary once. */
+static void test_interleaved_writers(void)
+{
+	double none = interleaved_runs(E3_ALLOC_NONE, 0);
+	double ext3 = interleaved_runs(E3_ALLOC_RBTREE, 0);
+	double list = interleaved_runs(E3_ALLOC_LIST, 0);
+	double big = interleaved_runs(E3_ALLOC_RBTREE, 256);
+
+	fprintf(stderr, "  # runs per file: none %.2f, rbtree %.2f, list %.2f, "
+		"rbtree from 256: %.2f\n", none, ext3, list, big);
+	CHECK(none > 100);
+	CHECK(ext3 > 1.5 && ext3 < 10);
+	CHECK(list == ext3);
+	CHECK(big <= 2.0);
+	{
+		struct e3_rsv r;
+
+		e3_rsv_set_goal_size(&r, 5000);
+		CHECK(r.goal_size == 1027);
+	}
+}
+
 /* Hint sizes: data plus indirect blocks, 4 KiB (P = 1024) and 1 KiB
  * (P = 256) blocks, at each level's edges. */
 static void test_map_blocks(void)
@@ -853,6 +919,7 @@ int main(void)
 	RUN(test_hook_mkdir);
 	RUN(test_ialloc_spread);
 	RUN(test_map_blocks);
+	RUN(test_interleaved_writers);
 	RUN(test_hinted_deterministic);
 	RUN(test_threads_rbtree);
 	RUN(test_threads_list);
