@@ -27,7 +27,9 @@
 #include "journal.h"
 #include "../misc/util.h"
 
-#define COMMIT_EVERY 8
+/* forced commits: every 8 closes, or JLOAD_COMMIT_EVERY (0: never, only
+ * the journal's own policy — for benchmarks) */
+static unsigned commit_every = 8;
 
 struct shared {
 	e3_image_t *img;
@@ -137,7 +139,7 @@ static errcode_t load_one(struct shared *s, unsigned i, unsigned char *buf)
 		return err;
 	pthread_mutex_lock(&s->lock);
 	s->closed[i] = 1;
-	do_commit = ++s->nclosed >= COMMIT_EVERY;
+	do_commit = commit_every && ++s->nclosed >= commit_every;
 	pthread_mutex_unlock(&s->lock);
 	return do_commit ? commit_and_log(s) : 0;
 }
@@ -211,6 +213,9 @@ static int do_load(const char *image, unsigned nfiles, unsigned threads,
 		return 1;
 	}
 	err = e3_image_close(s.img);
+	free(s.dirs);
+	free(s.closed);
+	close(s.logfd);
 	if (err) {
 		tool_error(image, err, "while closing");
 		return 1;
@@ -294,6 +299,8 @@ int main(int argc, char **argv)
 	uint64_t nfiles, threads;
 
 	tool_init(argv[0]);
+	if (getenv("JLOAD_COMMIT_EVERY"))
+		commit_every = (unsigned)atoi(getenv("JLOAD_COMMIT_EVERY"));
 	if (argc != 6 || parse_uint(argv[3], 1, 1000000, &nfiles) ||
 	    parse_uint(argv[4], 1, 64, &threads)) {
 		tool_usage_error("usage: jload load|verify IMAGE NFILES THREADS LOG");

@@ -253,7 +253,7 @@ errcode_t e3_image_close(e3_image_t *img)
 		if (!err)
 			err = err2;
 	}
-	/* the allocator unhooks itself from img->fs: before fs is freed */
+	/* the allocator unhooks itself from fs: before fs is freed */
 	if (img->alloc) {
 		e3_alloc_destroy(img->alloc);
 		img->alloc = NULL;
@@ -280,8 +280,10 @@ void e3_image_abort(e3_image_t *img)
 		e3_load_abort(img);
 	if (img->journal)
 		e3_journal_abort(img->journal);
-	if (img->alloc)
-		e3_alloc_destroy(img->alloc);	/* unhooks from fs: first */
+	if (img->alloc) {	/* unhooks from fs: before fs is freed */
+		e3_alloc_destroy(img->alloc);
+		img->alloc = NULL;
+	}
 	if (img->fs) {
 		/* drop in-memory changes: nothing more reaches the image */
 		img->fs->flags &= ~(EXT2_FLAG_DIRTY | EXT2_FLAG_IB_DIRTY |

@@ -246,6 +246,31 @@ EOF
 	[ -z "$diffs" ] || { echo "blocks differ: $diffs" >&2; false; }
 }
 
+@test "a log the kernel leaves (shut down mid-write, godown): ours equals e2fsck's replay" {
+	require_root
+	new_ext3 "$T/g.img" 32M -b 1024
+	mkdir "$T/mnt"
+	mount -o loop "$T/g.img" "$T/mnt"
+	cp -r "$E3_TOP/lib" "$T/mnt/"
+	sync
+	mkdir "$T/mnt/x"
+	for i in $(seq 1 50); do echo "$i" >"$T/mnt/x/f$i"; done
+	rm -f "$T/mnt"/lib/*.c		# frees journaled blocks: revoke records
+	"$E3_TOP/bench/godown" --logflush "$T/mnt"
+	umount "$T/mnt"
+	run dumpe2fs -h "$T/g.img"
+	assert_output_has "needs_recovery"
+	run debugfs -R logdump "$T/g.img"
+	assert_output_has "(revoke table)"
+	replay_both "$T/g.img"
+	[ "$fsck_rc" -eq 0 ]
+	[ "$ours_rc" -eq 0 ]
+	cmp_replays "$T/g.img.fsck" "$T/g.img.ours"
+	# the ext4 driver keeps the superblock's free counts in memory, so
+	# e2fsck -fn notes them (exit 0); everything else is consistent
+	assert_fsck_clean "$T/g.img.ours"
+}
+
 @test "a clean load leaves an empty journal and needs_recovery clear" {
 	new_ext3 "$T/c.img" 16M -b 1024 -g 2048
 	run "$JLOAD" load "$T/c.img" 60 3 "$T/c.log"

@@ -437,6 +437,60 @@ static void test_writer_capture_and_replay(void)
 	unlink(img_path);
 }
 
+/* a metadata block that starts with the JBD2 magic is escaped in our log;
+ * e2fsck's replay and ours both put the magic back */
+static void test_writer_escape_replayed_by_e2fsck(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_image *img;
+	unsigned char *p;
+	blk64_t blk = HOME + 40;
+	char copy[80], cmd[400];
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	p = pattern(1024, 9);
+	jbd2_store32(p, JBD2_MAGIC);
+	e3_fs_lock(img);
+	CHECK_OK(io_channel_write_blk64(img->fs->io, blk, 1, p));
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	e3_fs_unlock(img);
+	e3_image_abort(img);
+	{	/* the log holds it with its first 4 bytes zeroed */
+		struct lb b;
+		unsigned char *l = malloc(1024);
+		int escaped = 0, raw = 0;
+
+		lb_open(&b);
+		for (uint32_t n = b.log.first; n < b.log.first + 64; n++) {
+			CHECK_OK(jbd2_log_read(&b.log, n, l));
+			raw |= memcmp(l, p, 1024) == 0;
+			escaped |= jbd2_load32(l) == 0 && memcmp(l + 4, p + 4, 1020) == 0;
+		}
+		CHECK(escaped && !raw);
+		jbd2_log_close(&b.log);
+		ext2fs_free(b.fs);
+		free(l);
+	}
+	snprintf(copy, sizeof(copy), "%s.fsck", img_path);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && e2fsck -E journal_only -y %s >/dev/null 2>&1",
+		 img_path, copy, copy);
+	CHECK(system(cmd) == 0);
+	struct e3_replay_report rep;
+	CHECK_OK(replay(&rep));
+	CHECK(home_is(blk, p, 1024));
+	strcpy(cmd, img_path);
+	strcpy(img_path, copy);
+	CHECK(home_is(blk, p, 1024));		/* e2fsck restored it too */
+	strcpy(img_path, cmd);
+	unlink(copy);
+	unlink(img_path);
+	free(p);
+}
+
 static void test_writer_revoke_and_clean_close(void)
 {
 	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
@@ -488,6 +542,7 @@ int main(void)
 	RUN(test_replay_log_wrap_and_tid_wrap);
 	RUN(test_replay_empty_and_refusals);
 	RUN(test_writer_capture_and_replay);
+	RUN(test_writer_escape_replayed_by_e2fsck);
 	RUN(test_writer_revoke_and_clean_close);
 	return unit_done();
 }
