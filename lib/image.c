@@ -26,12 +26,6 @@
 #define E3_RO_COMPAT_OK (EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER | \
 	EXT2_FEATURE_RO_COMPAT_LARGE_FILE)
 
-void e3_init_errors(void)
-{
-	add_error_table(&et_ext2_error_table);
-	add_error_table(&et_e3im_error_table);
-}
-
 void e3_fs_lock(struct e3_image *img)
 {
 	pthread_mutex_lock(&img->fs_lock);
