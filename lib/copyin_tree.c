@@ -265,6 +265,16 @@ static errcode_t prepare(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 	return fresh ? 0 : cp_prepare_name(c, parent, name, path);
 }
 
+/* The bytes the file will hold: its size, or for a sparse file the bytes
+ * it has on disk, so that its window (and the run the loader claims
+ * ahead) covers its data and not its holes. */
+static uint64_t size_hint(const struct stat *st)
+{
+	uint64_t on_disk = (uint64_t)st->st_blocks * 512;
+
+	return on_disk < (uint64_t)st->st_size ? on_disk : (uint64_t)st->st_size;
+}
+
 static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 			      const struct stat *st, const struct e3_attr *a,
 			      ext2_ino_t parent, const char *path,
@@ -288,7 +298,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 		close(fd);
 		return err;
 	}
-	err = e3_create(c->img, parent, name, a, (uint64_t)st->st_size, &f);
+	err = e3_create(c->img, parent, name, a, size_hint(st), &f);
 	if (err) {
 		close(fd);
 		return err;

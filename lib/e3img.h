@@ -181,6 +181,19 @@ errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
 			    unsigned blocksize, unsigned inode_size,
 			    struct e3_copyin_need *need);
 
+struct e3_mkfs_params;
+struct e3_mkfs_geometry;
+/* e3mkfs -d ... auto[+N%]: fills p->size (and p->inode_count when unset;
+ * p->block_size becomes 4096 when unset) with the smallest image whose
+ * room after mkfs' own metadata holds need plus slack_percent, and g with
+ * its geometry. Streams (archives, "-") cannot be measured:
+ * E3_SOURCE_TYPE. */
+errcode_t e3_copyin_auto_size(const char *const *srcs, size_t nsrcs,
+			      unsigned slack_percent,
+			      struct e3_mkfs_params *p,
+			      struct e3_mkfs_geometry *g,
+			      struct e3_copyin_need *need);
+
 /* Copies srcs (in order) into img under opts->dest. Returns 0 when
  * everything was copied (stats->skipped may still be nonzero: those were
  * reported through the callback), else the error that stopped it; the

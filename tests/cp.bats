@@ -206,3 +206,22 @@ DT
 	assert_output_has "User:  1000   Group:  1000"
 	assert_fsck_clean "$T/v.img"
 }
+
+@test "e3mkfs -d SRC IMAGE auto: the smallest image that holds the tree, filled, e2fsck clean" {
+	rm -f "$T/auto.img"
+	run e3mkfs -d "$T/tree" "$T/auto.img" auto
+	assert_status 0
+	assert_output_has "auto size: "
+	assert_fsck_clean "$T/auto.img"
+	run debugfs -R "cat /special/hard-b" "$T/auto.img"
+	assert_output_has "shared"
+	# exact: the room left is at most the root reserve plus a little
+	free=$(dumpe2fs -h "$T/auto.img" 2>/dev/null | awk -F: '/^Free blocks/ {print $2+0}')
+	resv=$(dumpe2fs -h "$T/auto.img" 2>/dev/null | awk -F: '/^Reserved block count/ {print $2+0}')
+	[ "$free" -le $((resv + 64)) ]
+	rm -f "$T/auto10.img"
+	run e3mkfs -d "$T/tree" "$T/auto10.img" auto+10%
+	assert_status 0
+	assert_fsck_clean "$T/auto10.img"
+	[ "$(stat -c %s "$T/auto10.img")" -gt "$(stat -c %s "$T/auto.img")" ]
+}
