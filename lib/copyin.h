@@ -122,6 +122,9 @@ errcode_t cp_defer_dirattr(struct cp_ctx *c, ext2_ino_t ino,
 			   const struct e3_attr *a);
 void cp_count_file(struct cp_ctx *c, uint64_t bytes, const char *path);
 
+/* openat without touching the source's atime when allowed (+O_CLOEXEC). */
+int cp_openat(int dirfd, const char *name, int flags);
+
 /* qsort comparator for an array of char *. */
 int cp_strcmp_ptr(const void *a, const void *b);
 /* Sorts an entry's error into "report and go on" (returns 0, counted as

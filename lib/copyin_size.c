@@ -118,8 +118,7 @@ static errcode_t measure_entry(struct measure *m, int dirfd, const char *name,
 	m->need->inodes++;
 	if (S_ISDIR(st.st_mode)) {
 		m->need->dirs++;
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			    O_CLOEXEC);
+		fd = cp_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 		if (fd < 0)
 			return 0;
 		m->need->blocks += xattr_blocks(fd, path, m->isz);
@@ -130,7 +129,7 @@ static errcode_t measure_entry(struct measure *m, int dirfd, const char *name,
 	}
 	m->need->files++;
 	if (S_ISREG(st.st_mode)) {
-		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = cp_openat(dirfd, name, O_RDONLY | O_NOFOLLOW);
 		if (fd < 0)
 			return 0;
 		nb = ((uint64_t)st.st_size + m->bs - 1) / m->bs;
@@ -251,7 +250,7 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 	if (err)
 		return err;
 	if (S_ISDIR(st.st_mode)) {
-		fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = cp_openat(AT_FDCWD, src, O_RDONLY | O_DIRECTORY);
 		if (fd < 0) {
 			err = errno;
 		} else {
@@ -264,7 +263,7 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 		if (!d1 || !d2) {
 			err = ENOMEM;
 		} else {
-			fd = open(dirname(d1), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			fd = cp_openat(AT_FDCWD, dirname(d1), O_RDONLY | O_DIRECTORY);
 			err = fd < 0 ? errno : measure_entry(&m, fd, basename(d2), src);
 			if (fd >= 0)
 				close(fd);

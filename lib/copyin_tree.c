@@ -286,7 +286,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	errcode_t err;
 	int fd;
 
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	fd = cp_openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0) {
 		cp_skip(c, path, errno);
 		return 0;
@@ -340,7 +340,16 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 			return 0;
 		}
 		w->target[n] = '\0';
-		err = e3_symlink(c->img, parent, name, w->target, a, ino);
+		/* readlink itself moves a symlink's atime, so a second copy
+		 * of the same tree would see another one */
+		if (c->ordered) {
+			struct e3_attr ra = *a;
+
+			ra.atime = ra.mtime;
+			err = e3_symlink(c->img, parent, name, w->target, &ra, ino);
+		} else {
+			err = e3_symlink(c->img, parent, name, w->target, a, ino);
+		}
 	} else {
 		err = e3_mknod(c->img, parent, name, a, st->st_rdev, ino);
 	}
@@ -382,8 +391,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const char *name,
 	}
 	switch (st.st_mode & S_IFMT) {
 	case S_IFDIR:
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			    O_CLOEXEC);
+		fd = cp_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 		if (fd < 0) {
 			cp_skip(c, path, errno);
 			return 0;
@@ -541,7 +549,7 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 	if (err)
 		goto out;
 	if (S_ISDIR(st.st_mode)) {
-		fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = cp_openat(AT_FDCWD, src, O_RDONLY | O_DIRECTORY);
 		if (fd < 0) {
 			err = errno;
 			goto out;
@@ -565,7 +573,7 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		} else {
 			dir = dirname(dup1);
 			base = basename(dup2);
-			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			fd = cp_openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY);
 			err = fd < 0 ? errno : copy_entry(&w, fd, base, dest, src, 0);
 			if (fd >= 0)
 				close(fd);

@@ -4,6 +4,7 @@
  * block counting — kept apart so unit tests link them alone.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,3 +280,14 @@ uint64_t cp_ind_blocks(unsigned blocksize, uint64_t first, uint64_t count,
 	return n;
 }
 
+
+/* Reading a source must not change it: a second copy of the same tree
+ * would see other atimes. O_NOATIME is refused unless we own the file. */
+int cp_openat(int dirfd, const char *name, int flags)
+{
+	int fd = openat(dirfd, name, flags | O_NOATIME | O_CLOEXEC);
+
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dirfd, name, flags | O_CLOEXEC);
+	return fd;
+}

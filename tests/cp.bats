@@ -48,14 +48,14 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 
 @test "directories over one block get an htree index (two levels on 1 KiB blocks) that e2fsck accepts" {
 	mkdir -p "$T/hd/big"
-	seq 1 20000 | sed 's/^/entry-/' | (cd "$T/hd/big" && xargs touch)
+	seq 1 8000 | sed 's/^/entry-/' | (cd "$T/hd/big" && xargs touch)
 	newimg "$T/h.img"
 	run e3cp "$T/hd" "$T/h.img"
 	assert_status 0
 	assert_fsck_clean "$T/h.img"
 	run debugfs -R "htree /big" "$T/h.img"
 	assert_output_has "Indirect levels: 1"
-	run debugfs -R "stat /big/entry-17777" "$T/h.img"
+	run debugfs -R "stat /big/entry-7777" "$T/h.img"
 	assert_output_has "Type: regular"
 }
 
@@ -78,7 +78,7 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	done
 }
 
-@test "SOURCE_DATE_EPOCH: identical images at -j1, -j2, -j8; a tree made in reverse order gives the same files" {
+@test "SOURCE_DATE_EPOCH: identical images at -j1, -j2, -j8 and from a tree made in reverse order" {
 	bash "$E3_TOP/tests/mktree.sh" "$T/rev" reverse 3000 >/dev/null
 	newimg "$T/base.img"	# one mke2fs: its own times differ per second
 	for j in 1 2 8; do
@@ -91,10 +91,7 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	assert_status 0
 	cmp "$T/j1.img" "$T/j2.img"
 	cmp "$T/j1.img" "$T/j8.img"
-	# known gap: with a 3000-entry directory the reverse-made tree's image
-	# is not yet byte-identical (it is with 300); its files are the same
-	run python3 "$E3_TOP/tests/cmptree.py" "$T/tree" "$T/rev" --no-links
-	assert_status 0
+	cmp "$T/j1.img" "$T/rev.img"
 	assert_fsck_clean "$T/j8.img"
 	# every timestamp clamped
 	run debugfs -R "stat /plain.txt" "$T/j1.img"
