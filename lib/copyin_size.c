@@ -129,18 +129,17 @@ static errcode_t measure_entry(struct measure *m, int dirfd, const char *name,
 	}
 	m->need->files++;
 	if (S_ISREG(st.st_mode)) {
-		fd = cp_openat(dirfd, name, O_RDONLY | O_NOFOLLOW);
-		if (fd < 0)
-			return 0;
 		nb = ((uint64_t)st.st_size + m->bs - 1) / m->bs;
-		/* fewer blocks on disk than the size says: look for holes */
-		if ((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size)
+		nb = dense_blocks(m->bs, nb);
+		/* fewer blocks on disk than the size says: look for holes
+		 * (the only case that needs the file opened) */
+		if ((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size &&
+		    (fd = cp_openat(dirfd, name, O_RDONLY | O_NOFOLLOW)) >= 0) {
 			nb = sparse_blocks(fd, m->bs, (uint64_t)st.st_size);
-		else
-			nb = dense_blocks(m->bs, nb);
-		m->need->blocks += nb + xattr_blocks(fd, path, m->isz);
+			close(fd);
+		}
+		m->need->blocks += nb + xattr_blocks(-1, path, m->isz);
 		m->need->bytes += (uint64_t)st.st_size;
-		close(fd);
 		return 0;
 	}
 	if (S_ISLNK(st.st_mode) && st.st_size >= 60)
