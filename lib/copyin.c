@@ -344,7 +344,8 @@ static errcode_t apply_dirattrs(struct cp_ctx *c)
 	size_t i, n = 0;
 	errcode_t err;
 
-	qsort(c->dirs, c->ndirs, sizeof(*c->dirs), dirattr_cmp);
+	if (c->ndirs)
+		qsort(c->dirs, c->ndirs, sizeof(*c->dirs), dirattr_cmp);
 	for (i = 0; i < c->ndirs; i++) {
 		/* qsort is not stable: keep the entry with the latest seq */
 		if (n && c->dirs[n - 1].ino == c->dirs[i].ino) {

@@ -496,7 +496,8 @@ static errcode_t list_dir(int fd, char ***ret, size_t *count)
 		return e;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cp_strcmp_ptr);
+	if (n)
+		qsort(names, n, sizeof(*names), cp_strcmp_ptr);
 	*ret = names;
 	*count = n;
 	return 0;

@@ -301,7 +301,8 @@ static errcode_t build(struct e3_image *img, struct hdir *d,
 	err = read_entries(d);
 	if (err)
 		return err;
-	qsort(d->e, d->n, sizeof(*d->e), hent_cmp);
+	if (d->n)
+		qsort(d->e, d->n, sizeof(*d->e), hent_cmp);
 	nl = plan_leaves(d, &first);
 	if (!first)
 		return ENOMEM;

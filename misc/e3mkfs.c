@@ -29,7 +29,7 @@ struct mkfs_opts {
 	char err_detail[160];
 	/* -d SRC (repeatable): filled through e3cp's engine after apply;
 	 * SIZE "auto" or "auto+N%" sizes the image from the sources */
-	const char **srcs;
+	const char *srcs[64];
 	size_t nsrcs;
 	int auto_size;
 	unsigned slack;
@@ -224,15 +224,12 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 			opt_error(o, err, "-O %s", p->bad_feature);
 		break;
 	}
-	case 'd': {
-		const char **n = realloc(o->srcs, (o->nsrcs + 1) * sizeof(*n));
-
-		if (!n)
-			opt_error(o, ENOMEM, "-d %s", arg);
+	case 'd':
+		if (o->nsrcs == sizeof(o->srcs) / sizeof(*o->srcs))
+			opt_error(o, E3_BAD_OPTION, "-d %s: at most 64 sources", arg);
 		else
-			(o->srcs = n)[o->nsrcs++] = arg;
+			o->srcs[o->nsrcs++] = arg;
 		break;
-	}
 	case 'n': o->dry_run = 1; break;
 	case 'q': o->quiet = 1; break;
 	case 'F': o->force = 1; break;
