@@ -471,7 +471,7 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 			return ENOMEM;
 	}
 	/* a few jobs per worker keep them busy; more would only hold fds */
-	return e3_workq_create(threads, threads * 8, &c->wq);
+	return e3_workq_create(threads, threads * 2, &c->wq);
 }
 
 static void teardown(struct cp_ctx *c)
@@ -527,6 +527,9 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 	err = resolve_dest(&c, o->dest);
 	for (size_t i = 0; !err && i < nsrcs; i++)
 		err = copy_one_source(&c, srcs[i]);
+	err2 = cp_flush_batch(&c);
+	if (!err)
+		err = err2;
 	err2 = cp_close_oldest(&c, 0);	/* ordered mode: the rest, in order */
 	if (!err)
 		err = err2;

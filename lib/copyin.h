@@ -69,6 +69,10 @@ struct cp_ctx {
 	pthread_cond_t order_cond;
 	struct file_job *order_head, *order_tail;	/* scanner only */
 	size_t order_len, order_lag;
+	/* files created, not yet handed to the workers (scanner only) */
+	struct file_job *batch_head, *batch_tail;
+	size_t batch_n;
+	uint64_t batch_bytes;
 };
 
 /* Reports an event through the caller's callback (under stat_lock, so
@@ -131,6 +135,12 @@ int cp_strcmp_ptr(const void *a, const void *b);
  * an error) and "stop" (returned). */
 errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err);
 
+/* A batch goes to the workers at this many files or bytes. */
+#define CP_BATCH_FILES 16
+#define CP_BATCH_BYTES (1u << 20)
+
+/* Hands the files created so far to the workers. */
+errcode_t cp_flush_batch(struct cp_ctx *c);
 /* Ordered mode: closes the oldest open files until at most keep remain. */
 errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep);
 

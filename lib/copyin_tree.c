@@ -100,6 +100,7 @@ struct file_job {
 	int done;			/* [c->order_lock] data written */
 	errcode_t err;			/* [c->order_lock] */
 	struct file_job *next;		/* scanner's FIFO */
+	struct file_job *bnext;		/* the rest of its batch */
 };
 
 /* Copies the data regions of fd into f. *src_err tells a source failure
@@ -192,11 +193,69 @@ static errcode_t file_job_run(void *arg, unsigned worker)
  * creation order, at most CP_ORDER_LAG behind the newest, so the set of
  * live reservation windows at every placement decision — and with it the
  * whole layout — does not depend on which worker finished first. */
+/* Small files travel to the workers in batches: one hand-off (a wake-up,
+ * a context switch) per file cost more than copying a few KiB. */
+static errcode_t batch_run(void *arg, unsigned worker)
+{
+	struct file_job *j = arg, *next;
+	errcode_t err = 0, e;
+
+	for (; j; j = next) {
+		next = j->bnext;	/* j may be freed once it is done */
+		e = file_job_run(j, worker);
+		if (!err)
+			err = e;
+	}
+	return err;
+}
+
+/* The workers stopped on an error: the batch's files are closed short
+ * (by the scanner in ordered mode, here otherwise), never left open. */
+static void abandon_batch(struct cp_ctx *c, struct file_job *j, errcode_t err)
+{
+	struct file_job *next;
+
+	for (; j; j = next) {
+		next = j->bnext;
+		if (!c->ordered) {
+			file_job_finish(j, err, 0);
+			continue;
+		}
+		pthread_mutex_lock(&c->order_lock);
+		j->err = err;
+		j->done = -1;
+		pthread_cond_broadcast(&c->order_cond);
+		pthread_mutex_unlock(&c->order_lock);
+	}
+}
+
+errcode_t cp_flush_batch(struct cp_ctx *c)
+{
+	struct file_job *head = c->batch_head;
+	errcode_t err;
+
+	if (!head)
+		return 0;
+	c->batch_head = c->batch_tail = NULL;
+	c->batch_n = 0;
+	c->batch_bytes = 0;
+	err = e3_workq_add(c->wq, batch_run, head);
+	if (err)
+		abandon_batch(c, head, err);
+	return err;
+}
+
 errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep)
 {
 	struct file_job *j;
 	errcode_t err = 0, e;
 	int done;
+
+	if (c->order_len > keep) {
+		err = cp_flush_batch(c);	/* the oldest may be in it */
+		if (err)
+			return err;
+	}
 
 	while (!err && c->order_len > keep) {
 		j = c->order_head;
@@ -227,7 +286,16 @@ static errcode_t queue_job(struct cp_ctx *c, struct file_job *j)
 		c->order_tail = j;
 		c->order_len++;
 	}
-	err = e3_workq_add(c->wq, file_job_run, j);
+	if (c->batch_tail)
+		c->batch_tail->bnext = j;
+	else
+		c->batch_head = j;
+	c->batch_tail = j;
+	c->batch_n++;
+	c->batch_bytes += j->size;
+	err = 0;
+	if (c->batch_n >= CP_BATCH_FILES || c->batch_bytes >= CP_BATCH_BYTES)
+		err = cp_flush_batch(c);
 	if (!err && c->ordered)
 		err = cp_close_oldest(c, c->order_lag);
 	return err;
