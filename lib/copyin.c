@@ -415,6 +415,9 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			return err;
 		total.blocks += need.blocks;
 		total.inodes += need.inodes;
+		/* the progress line's ETA */
+		c->st->total_files += need.files + need.dirs;
+		c->st->total_bytes += need.bytes;
 	}
 	if (total.blocks > free_blocks) {
 		if (need_more)

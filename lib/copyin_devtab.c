@@ -145,6 +145,7 @@ errcode_t cp_devtab_apply(struct cp_ctx *c, const char *file)
 	free(c->cache_path);
 	c->cache_path = NULL;
 	while (!err && getline(&line, &cap, fp) >= 0) {
+		c->st->devtab_line++;
 		err = cp_devtab_parse_line(line, &e, &skip);
 		if (!err && !skip)
 			err = apply_entry(c, &e);

@@ -148,6 +148,8 @@ struct e3_copyin_stats {
 	uint64_t total_bytes;
 	uint64_t skipped;	/* entries not copied (bad path, unreadable) */
 	uint64_t errors;	/* entries that failed (e.g. name exists) */
+	unsigned devtab_line;	/* device table lines read (the bad one
+				   on E3_DEVTAB_SYNTAX) */
 };
 
 struct e3_copyin_opts {

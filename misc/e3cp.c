@@ -292,6 +292,12 @@ static int run(struct cp_args *a)
 		return 2;
 	}
 	err2 = e3_image_close(img);
+	if (err == E3_DEVTAB_SYNTAX) {
+		tool_error(a->o.devtab, 0, "line %u: bad device table line "
+			   "(path type mode uid gid major minor start inc count)",
+			   st.devtab_line);
+		return 2;
+	}
 	if (err) {
 		tool_error(a->image, err, NULL);
 		return 2;
