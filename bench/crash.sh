@@ -22,6 +22,7 @@ dur=$(( $(date +%s%6N) - t0 ))
 trials=0 inconsistent=0 lost=0 wrong=0 finished=0
 while [ "$trials" -lt "$kills" ]; do
 	cp --sparse=always "$dir/base.img" "$dir/x.img"
+	rm -f "$dir/log"	# a kill before jload opens it must not leave the last one
 	bench/jload load "$dir/x.img" "$nfiles" "$threads" "$dir/log" 2>/dev/null &
 	pid=$!
 	delay=$(( (RANDOM * 32768 + RANDOM) % (dur + 1) ))
@@ -43,6 +44,7 @@ while [ "$trials" -lt "$kills" ]; do
 		inconsistent=$((inconsistent + 1))
 		cp "$dir/x.img" "/tmp/journal-crash-inconsistent-$trials.img"
 	fi
+	touch "$dir/log"
 	v=$(bench/jload verify "$dir/x.img" "$nfiles" "$threads" "$dir/log")
 	read -r _ _ _ l _ w <<<"$v"
 	lost=$((lost + l)) wrong=$((wrong + w))

@@ -15,7 +15,8 @@
  *   parload --report IMAGE
  *       Runs per regular file in e2fsck's block order (an in-line
  *       indirect block does not break a run; holes do not either), worst,
- *       and excess runs beyond 1 + block groups crossed.
+ *       and excess runs beyond 1 + block groups crossed (distinct groups
+ *       touched - 1).
  *   parload --posix DIR [--threads N] [--total SIZE] [--append SIZE]
  *       The same writer pattern with write(2) into a mounted directory
  *       (the kernel's ext3 in the benchmark).
@@ -51,6 +52,7 @@
 
 struct piece {
 	uint64_t off, len;
+	int backward;		/* written last chunk first */
 };
 
 /* One file to write. Pieces empty: streamed from 0 to size. */
@@ -153,15 +155,17 @@ static unsigned mixed_jobs(unsigned threads, unsigned bs, struct job **ret)
 	}
 	add_job(&j[6], 7, "m006_100MiB", 100 * MiB);
 	add_job(&j[7], 8, "m007_sparse", 20 * MiB);
-	j[7].pieces[0] = (struct piece){ 0, bs };
-	j[7].pieces[1] = (struct piece){ 100ULL * bs, 3ULL * bs };
-	j[7].pieces[2] = (struct piece){ 5000ULL * bs + 100, 5000 };
+	j[7].pieces[0] = (struct piece){ 0, bs, 0 };
+	j[7].pieces[1] = (struct piece){ 100ULL * bs, 3ULL * bs, 0 };
+	j[7].pieces[2] = (struct piece){ 5000ULL * bs + 100, 5000, 0 };
 	j[7].npieces = 3;
 	/* past 4 GiB and into the triple-indirect range at 4 KiB blocks,
 	 * without writing 4 GiB: data at both ends */
 	add_job(&j[8], 9, "m008_over4GiB", 4 * GiB + 8 * MiB);
-	j[8].pieces[0] = (struct piece){ 0, MiB };
-	j[8].pieces[1] = (struct piece){ 4 * GiB - MiB, 9 * MiB };
+	j[8].pieces[0] = (struct piece){ 0, MiB, 0 };
+	/* last chunk first: each indirect block is written out as soon as
+	 * its last slot fills, then read back for the slots before it */
+	j[8].pieces[1] = (struct piece){ 4 * GiB - MiB, 9 * MiB, 1 };
 	j[8].npieces = 2;
 	for (i = 9; i < n; i++) {
 		snprintf(name, sizeof(name), "m%03u_small", i);
@@ -209,6 +213,22 @@ static errcode_t write_range(e3_file_t *f, const struct job *j, uint64_t off,
 	return err;
 }
 
+static errcode_t write_backward(e3_file_t *f, const struct job *j,
+				const struct piece *pc, uint64_t append,
+				unsigned char *buf)
+{
+	uint64_t end = pc->off + pc->len;
+	errcode_t err = 0;
+
+	while (end > pc->off && !err) {
+		uint64_t n = end - pc->off < append ? end - pc->off : append;
+
+		err = write_range(f, j, end - n, n, append, buf, 1);
+		end -= n;
+	}
+	return err;
+}
+
 static errcode_t load_job(struct run *r, struct job *j, unsigned char *buf)
 {
 	struct timespec now;
@@ -229,7 +249,9 @@ static errcode_t load_job(struct run *r, struct job *j, unsigned char *buf)
 		err = write_range(f, j, 0, j->size, r->o->append, buf, 0);
 	} else {
 		for (unsigned p = 0; p < j->npieces && !err; p++)
-			err = write_range(f, j, j->pieces[p].off,
+			err = j->pieces[p].backward ?
+			      write_backward(f, j, &j->pieces[p], r->o->append, buf) :
+			      write_range(f, j, j->pieces[p].off,
 					  j->pieces[p].len, r->o->append, buf, 1);
 		if (!err)
 			err = e3_file_set_size(f, j->size);
@@ -534,11 +556,15 @@ static int verify(struct run *r)
 
 /* ---- layout report ----------------------------------------------------------- */
 
+/* One file's walk in e2fsck's order. The groups it touches are counted
+ * distinct: a file may cross each group boundary it spans once without
+ * that being excess fragmentation, but jumping between two groups back
+ * and forth is. */
 struct runs_state {
-	ext2_filsys fs;
 	blk64_t prev, nblocks;
-	uint64_t runs;
-	dgrp_t gmin, gmax;
+	uint64_t runs, ngroups;
+	unsigned char *seen;		/* per group: touched by this file */
+	dgrp_t *touched;		/* to clear seen afterwards */
 };
 
 static int runs_cb(ext2_filsys fs, blk64_t *blk, e2_blkcnt_t cnt,
@@ -550,10 +576,10 @@ static int runs_cb(ext2_filsys fs, blk64_t *blk, e2_blkcnt_t cnt,
 	(void)cnt; (void)ref; (void)off;
 	if (!s->nblocks || *blk != s->prev + 1)
 		s->runs++;
-	if (!s->nblocks || g < s->gmin)
-		s->gmin = g;
-	if (!s->nblocks || g > s->gmax)
-		s->gmax = g;
+	if (!s->seen[g]) {
+		s->seen[g] = 1;
+		s->touched[s->ngroups++] = g;
+	}
 	s->prev = *blk;
 	s->nblocks++;
 	return 0;
@@ -567,6 +593,7 @@ static int report(const char *image)
 	ext2_ino_t ino;
 	e3_image_t *img;
 	ext2_filsys fs;
+	struct runs_state s = { 0 };
 	uint64_t files = 0, runs = 0, worst = 0, excess = 0;
 	errcode_t err;
 
@@ -576,10 +603,15 @@ static int report(const char *image)
 		return 1;
 	}
 	fs = e3_image_fs(img);
-	err = ext2fs_open_inode_scan(fs, 0, &scan);
+	s.seen = calloc(fs->group_desc_count, 1);
+	s.touched = calloc(fs->group_desc_count, sizeof(*s.touched));
+	err = s.seen && s.touched ? ext2fs_open_inode_scan(fs, 0, &scan) : ENOMEM;
 	while (!err && !(err = ext2fs_get_next_inode(scan, &ino, &inode)) && ino) {
-		struct runs_state s = { .fs = fs };
 		uint64_t ex;
+
+		while (s.ngroups)
+			s.seen[s.touched[--s.ngroups]] = 0;
+		s.prev = s.nblocks = s.runs = 0;
 
 		if (ino < EXT2_FIRST_INODE(fs->super) || !inode.i_links_count ||
 		    !LINUX_S_ISREG(inode.i_mode) || !ext2fs_inode_data_blocks2(fs, &inode))
@@ -588,7 +620,7 @@ static int report(const char *image)
 					    runs_cb, &s);
 		if (err || !s.nblocks)
 			continue;
-		ex = s.runs > 1 + (s.gmax - s.gmin) ? s.runs - 1 - (s.gmax - s.gmin) : 0;
+		ex = s.runs > s.ngroups ? s.runs - s.ngroups : 0;
 		files++;
 		runs += s.runs;
 		excess += ex;
@@ -605,6 +637,8 @@ static int report(const char *image)
 		       files ? (double)runs / files : 0.0, worst, excess,
 		       files ? (double)excess / files : 0.0);
 	e3_image_close(img);
+	free(s.seen);
+	free(s.touched);
 	return err ? 1 : 0;
 }
 
@@ -713,12 +747,62 @@ static errcode_t op_bulk(e3_image_t *img, const char *what, const char *dirpath,
 	return err;
 }
 
+/* setxattr PATH NAME VALUE|0xHEX, setacl PATH access|default TEXT,
+ * setattr PATH MODE UID GID SEC NSEC */
+static errcode_t op_attr(e3_image_t *img, char **av, int ac)
+{
+	const char *cmd = av[0];
+	unsigned char val[4096];
+	struct e3_attr a;
+	ext2_ino_t ino;
+	errcode_t err;
+
+	err = e3_namei(img, av[1], &ino);
+	if (err)
+		return err;
+	if (strcmp(cmd, "setxattr") == 0) {
+		if (ac < 4)
+			return E3_BAD_OPTION;
+		if (strncmp(av[3], "0x", 2) == 0) {
+			size_t n = 0;
+
+			for (const char *h = av[3] + 2; h[0] && h[1] &&
+			     n < sizeof(val); h += 2) {
+				unsigned v;
+
+				sscanf(h, "%2x", &v);
+				val[n++] = (unsigned char)v;
+			}
+			return e3_setxattr(img, ino, av[2], val, n);
+		}
+		return e3_setxattr(img, ino, av[2], av[3], strlen(av[3]));
+	}
+	if (strcmp(cmd, "setacl") == 0) {
+		char xname[64];
+		size_t n;
+
+		if (ac < 4)
+			return E3_BAD_OPTION;
+		n = acl_from_text(av[3], val, sizeof(val));
+		snprintf(xname, sizeof(xname), "system.posix_acl_%s", av[2]);
+		return e3_setxattr(img, ino, xname, val, n);
+	}
+	if (ac < 7)
+		return E3_BAD_OPTION;
+	memset(&a, 0, sizeof(a));
+	a.mode = (uint32_t)strtoul(av[2], NULL, 8);
+	a.uid = (uint32_t)strtoul(av[3], NULL, 10);
+	a.gid = (uint32_t)strtoul(av[4], NULL, 10);
+	a.atime.tv_sec = a.mtime.tv_sec = a.ctime.tv_sec = strtoll(av[5], NULL, 10);
+	a.atime.tv_nsec = a.mtime.tv_nsec = a.ctime.tv_nsec = strtol(av[6], NULL, 10);
+	return e3_setattr(img, ino, &a);
+}
+
 static errcode_t run_op(e3_image_t *img, char **av, int ac)
 {
 	const char *cmd = av[0], *name;
 	struct e3_attr a;
 	ext2_ino_t dir, ino;
-	unsigned char val[4096];
 	errcode_t err;
 
 #define NEED(n) do { if (ac < (n)) return E3_BAD_OPTION; } while (0)
@@ -738,44 +822,8 @@ static errcode_t run_op(e3_image_t *img, char **av, int ac)
 		return op_bulk(img, "link", av[1], strtoul(av[2], NULL, 10), av[3]);
 	}
 	if (strcmp(cmd, "setxattr") == 0 || strcmp(cmd, "setacl") == 0 ||
-	    strcmp(cmd, "setattr") == 0) {
-		err = e3_namei(img, av[1], &ino);
-		if (err)
-			return err;
-		if (cmd[3] == 'x') {
-			NEED(4);
-			if (strncmp(av[3], "0x", 2) == 0) {
-				size_t n = 0;
-
-				for (const char *h = av[3] + 2; h[0] && h[1] &&
-				     n < sizeof(val); h += 2) {
-					unsigned v;
-
-					sscanf(h, "%2x", &v);
-					val[n++] = (unsigned char)v;
-				}
-				return e3_setxattr(img, ino, av[2], val, n);
-			}
-			return e3_setxattr(img, ino, av[2], av[3], strlen(av[3]));
-		}
-		if (cmd[3] == 'a' && cmd[4] == 'c') {
-			char xname[64];
-			size_t n;
-
-			NEED(4);
-			n = acl_from_text(av[3], val, sizeof(val));
-			snprintf(xname, sizeof(xname), "system.posix_acl_%s", av[2]);
-			return e3_setxattr(img, ino, xname, val, n);
-		}
-		NEED(7);
-		memset(&a, 0, sizeof(a));
-		a.mode = (uint32_t)strtoul(av[2], NULL, 8);
-		a.uid = (uint32_t)strtoul(av[3], NULL, 10);
-		a.gid = (uint32_t)strtoul(av[4], NULL, 10);
-		a.atime.tv_sec = a.mtime.tv_sec = a.ctime.tv_sec = strtoll(av[5], NULL, 10);
-		a.atime.tv_nsec = a.mtime.tv_nsec = a.ctime.tv_nsec = strtol(av[6], NULL, 10);
-		return e3_setattr(img, ino, &a);
-	}
+	    strcmp(cmd, "setattr") == 0)
+		return op_attr(img, av, ac);
 	err = parent_of(img, av[1], &dir, &name);
 	if (err)
 		return err;

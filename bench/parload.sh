@@ -84,8 +84,9 @@ mbps_of() {
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, kernel $(uname -r)," \
 	     "e2fsprogs $(dumpe2fs -V 2>&1 | head -1 | awk '{print $2}'), image $image_size (4 KiB blocks," \
 	     "32768 blocks per group), appends of $append, no size hint unless marked."
+	echo "Load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (MB/s is only as steady as the machine is quiet)."
 	echo "Runs: e2fsck's block order (in-line indirect blocks do not break a run);"
-	echo "excess: runs beyond 1 + block groups crossed, per file."
+	echo "excess: runs beyond 1 + block groups crossed (distinct groups touched - 1), per file."
 	echo
 	echo "| mode | threads | MB/s | runs/file avg | runs worst | excess/file | e2fsck non-contiguous |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"

@@ -76,6 +76,9 @@ struct e3_rsv {
 	TAILQ_ENTRY(e3_rsv) link;	/* [rsv_lock] list mode */
 	blk64_t start, end;		/* [rsv_lock] inclusive; end == 0: none */
 	int linked;			/* [rsv_lock] in the tree/list */
+	uint32_t headroom;		/* [rsv_lock] blocks past end that this
+					   window is expected to grow into (0:
+					   hinted, it already holds the file) */
 	uint32_t goal_size;		/* [owner] blocks wanted next window */
 	uint32_t alloc_hit;		/* [owner] blocks used from this window */
 	uint64_t hint_blocks;		/* [owner] blocks still expected (0: no hint) */

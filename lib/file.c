@@ -298,34 +298,47 @@ static errcode_t write_at(struct e3_file *f, const char *src, size_t len,
 
 /* ---- the public calls ---------------------------------------------------- */
 
-static errcode_t file_new(struct e3_image *img, ext2_ino_t ino,
-			  uint64_t size_hint, struct e3_file **ret)
+/* The in-memory side of a new file; its inode comes later (file_bind). */
+static errcode_t file_new(struct e3_image *img, uint64_t size_hint,
+			  struct e3_file **ret)
 {
 	struct e3_file *f = calloc(1, sizeof(*f));
 	struct bm_io io = { ind_read, ind_write, NULL };
-	unsigned bs = img->fs->blocksize;
-	uint64_t hint_total = 0;
+	unsigned bs = img->fs->blocksize;	/* fixed for the image's life */
 
 	if (!f)
 		return ENOMEM;
 	pthread_mutex_init(&f->lock, NULL);
 	f->img = img;
-	f->ino = ino;
 	io.ctx = f;
 	bm_init(&f->bm, bs, &io);
 	f->buf_max = img->load->write_buffer / bs;
 	if (f->buf_max < 1)
 		f->buf_max = 1;
-	if (size_hint != E3_SIZE_UNKNOWN) {
+	if (size_hint != E3_SIZE_UNKNOWN)
 		f->hint_blocks = (size_hint + bs - 1) / bs;
-		hint_total = bm_blocks_for(f->bm.P, f->hint_blocks);
-	}
-	/* ext3 colours a writer's first goal by its process id; ours comes
-	 * from the file, so the layout does not depend on which thread
-	 * writes it (alloc.h, DETERMINISM) */
-	e3_rsv_init(img->alloc, &f->rsv, ino, hint_total, ino % 16);
 	*ret = f;
 	return 0;
+}
+
+/* Under fs_lock, right after the inode is made: the file's reservation.
+ * A hinted file books its whole window now, in create order, so its
+ * layout does not depend on which thread writes first (alloc.h,
+ * DETERMINISM); a full image only means the file goes windowless. */
+static errcode_t file_bind(struct e3_file *f, ext2_ino_t ino)
+{
+	struct e3_alloc *a = f->img->alloc;
+	uint64_t hint_total = 0;
+	errcode_t err;
+
+	f->ino = ino;
+	if (f->hint_blocks)
+		hint_total = bm_blocks_for(f->bm.P, f->hint_blocks);
+	/* ext3 colours a writer's first goal by its process id; ours comes
+	 * from the file, for the same reason */
+	e3_rsv_init(a, &f->rsv, ino, hint_total, ino % 16);
+	err = e3_rsv_book(a, &f->rsv, e3_rsv_goal(a, &f->rsv));
+	return err == E3_IMAGE_FULL ? 0 : err;
 }
 
 static void file_free(struct e3_file *f)
@@ -395,25 +408,26 @@ errcode_t e3_create(e3_image_t *img, ext2_ino_t parent, const char *name,
 
 	if ((attr->mode & S_IFMT) && !S_ISREG(attr->mode))
 		return E3_BAD_FILE_TYPE;
-	if (!img->load)
-		return E3_IMAGE_READONLY;
+	err = e3_check_writable(img);
+	if (err)
+		return err;
+	err = file_new(img, size_hint, &f);
+	if (err)
+		return err;
 	e3_fs_lock(img);
 	err = create_inode(img, parent, name, attr, &ino);
+	if (!err)
+		err = file_bind(f, ino);	/* the image keeps an empty file
+						   if this fails */
 	err2 = e3_op_end(img);
 	e3_fs_unlock(img);
-	if (err || err2)
-		return err ? err : err2;
-	err = file_new(img, ino, size_hint, &f);
-	if (err)
-		return err;	/* the image keeps an empty file */
-	/* a hinted file books its whole window now, in create order, so
-	 * the layout does not depend on which thread writes first; a full
-	 * image only means the file goes windowless */
-	e3_fs_lock(img);
-	err = e3_rsv_book(img->alloc, &f->rsv, e3_rsv_goal(img->alloc, &f->rsv));
-	e3_fs_unlock(img);
-	if (err && err != E3_IMAGE_FULL) {
-		e3_file_drop(f);
+	if (!err)
+		err = err2;
+	if (err) {
+		if (ino)
+			e3_file_drop(f);
+		else
+			file_free(f);
 		return err;
 	}
 	e3_load_file_add(img, f);

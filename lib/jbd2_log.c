@@ -70,10 +70,13 @@ static errcode_t load_map(struct jbd2_log *log, uint64_t *nblocks)
 	return 0;
 }
 
+/* crc32c of the whole 1024-byte superblock with s_checksum zeroed */
 uint32_t jbd2_super_csum(const struct jbd2_superblock *jsb)
 {
-	return ext2fs_crc32c_le(~0U, (const unsigned char *)jsb,
-				offsetof(struct jbd2_superblock, s_checksum));
+	struct jbd2_superblock copy = *jsb;
+
+	copy.s_checksum = jbd2_be32(0);
+	return ext2fs_crc32c_le(~0U, (const unsigned char *)&copy, sizeof(copy));
 }
 
 uint32_t jbd2_csum(const struct jbd2_log *log, uint32_t crc,

@@ -16,7 +16,8 @@
  *                     (it is cleared only by stop: clearing it costs an
  *                     fsync, and RECOVER with an empty log is harmless).
  *   RUNNING/live      tail != 0: log blocks [tail, head) hold committed,
- *                     un-checkpointed transactions tail_tid..tid-1; their
+ *                     un-checkpointed transactions jsb.s_sequence..tid-1,
+ *                     jsb.s_start == tail; their
  *                     newest block images are in the ckpt set, and the
  *                     home superblock has RECOVER set (written and flushed
  *                     before jsb.s_start became non-zero).
@@ -32,7 +33,10 @@
  *   jc_checkpoint      RUNNING/live -> RUNNING/empty: home writes, flush,
  *                      jsb.s_start = 0 / s_sequence = tid, flush.
  *   e3_journal_stop    commit everything (full ext2fs_flush through the
- *                      journal), checkpoint, clear RECOVER home, unwrap.
+ *                      journal), checkpoint, scrub the log (jc_scrub_log:
+ *                      zero what we wrote, so that the image's bytes do
+ *                      not depend on commit timing — reproducible builds),
+ *                      clear RECOVER home, unwrap.
  *   any write error    -> ABORTED (e3_journal_abort unwraps, frees).
  *
  * E3_JOURNAL=bypass (benchmarks only, to measure what journaling costs):
@@ -40,9 +44,9 @@
  * home unjournaled as plain libext2fs would write it. Not crash-safe.
  *
  * INVARIANTS (assert_journal_state)
- *   - tail == 0  <=>  used == 0  <=>  ckpt set empty (after a commit the
- *     set is non-empty unless every block was revoked — then used > 0 and
- *     ckpt may be empty; so only "tail == 0 => ckpt empty" is checked)
+ *   - tail == 0 <=> used == 0; tail == 0 => ckpt set empty (not the
+ *     converse: a transaction of revokes alone leaves the log live and the
+ *     ckpt set empty)
  *   - used < log capacity; head, tail inside [first, maxlen)
  *   - tail != 0 => recover_home
  *   - no block is both in the running set and in the revoked set
@@ -141,6 +145,7 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 	}
 	j->head = j->log.first;
 	j->tid = jbd2_get32(j->log.jsb->s_sequence);
+	j->start_seq = j->tid;
 	j->recover_home = ext2fs_has_feature_journal_needs_recovery(fs->super);
 	j->quarter = (j->log.maxlen - j->log.first) / 4;
 	interval = img->opts.commit_interval ? img->opts.commit_interval : 5;
@@ -233,6 +238,8 @@ errcode_t e3_journal_stop(struct e3_journal *j)
 		err = jc_commit(j);
 	if (!err)
 		err = jc_checkpoint(j);
+	if (!err)
+		err = jc_scrub_log(j);
 	if (!err)
 		err = jc_set_home_recover(j, 0);
 	if (err) {

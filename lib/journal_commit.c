@@ -56,12 +56,27 @@ static errcode_t dump_fs_state(struct e3_journal *j)
 
 /* n blocks of buf to the log from log block lb on, wrapping, in runs of
  * physically contiguous blocks */
+static void note_dirty(struct e3_journal *j, uint32_t lb, uint32_t n)
+{
+	if (j->dirty_hi == 0) {
+		j->dirty_lo = lb;
+		j->dirty_hi = lb;
+	}
+	if (lb + n > j->log.maxlen)
+		j->dirty_wrapped = 1;
+	if (lb < j->dirty_lo)
+		j->dirty_lo = lb;
+	if (lb + n > j->dirty_hi)
+		j->dirty_hi = lb + n > j->log.maxlen ? j->log.maxlen : lb + n;
+}
+
 static errcode_t write_log(struct e3_journal *j, uint32_t lb, uint32_t n,
 			   const unsigned char *buf)
 {
 	uint32_t i = 0;
 	errcode_t err = 0;
 
+	note_dirty(j, jbd2_log_wrap(&j->log, lb), n);
 	while (i < n && !err) {
 		uint32_t l0 = jbd2_log_wrap(&j->log, (uint64_t)lb + i), cnt = 1;
 		blk64_t p0 = j->log.map[l0];
@@ -374,5 +389,64 @@ errcode_t jc_set_home_recover(struct e3_journal *j, int on)
 		return err;
 	}
 	j->recover_home = on;
+	return 0;
+}
+
+/* zeros over log blocks [lo, hi): punched holes where unix_io can (cheap
+ * and sparse, as mke2fs leaves a fresh journal), written zeros elsewhere */
+static errcode_t zero_log(struct e3_journal *j, uint32_t lo, uint32_t hi)
+{
+	unsigned char *zero = NULL;
+	errcode_t err = 0;
+
+	while (lo < hi && !err) {
+		blk64_t p0 = j->log.map[lo];
+		uint32_t cnt = 1;
+
+		while (lo + cnt < hi && cnt < RUN_MAX && j->log.map[lo + cnt] == p0 + cnt)
+			cnt++;
+		if (!(err = e3_fault_write(&j->fault)))
+			err = io_channel_zeroout(j->real, p0, cnt);
+		if (err == EXT2_ET_UNIMPLEMENTED || err == EOPNOTSUPP) {
+			if (!zero && !(zero = calloc(RUN_MAX, j->bs)))
+				return ENOMEM;
+			err = jio_write_real(j, p0, cnt, zero);
+		}
+		lo += cnt;
+	}
+	free(zero);
+	return err;
+}
+
+/* After the final checkpoint (s_start == 0): erase this session's log, so
+ * that where commits happened to fall leaves no trace in the image, then
+ * give s_sequence a value that depends only on the number of sessions.
+ * Safe in any order of crash: until the zeros are flushed the journal sb
+ * keeps the real next tid (above every stale tid), and once they are, no
+ * block of ours is left to be mistaken for a live one. */
+errcode_t jc_scrub_log(struct e3_journal *j)
+{
+	uint32_t lo = j->dirty_wrapped ? j->log.first : j->dirty_lo;
+	uint32_t hi = j->dirty_wrapped ? j->log.maxlen : j->dirty_hi;
+	errcode_t err;
+
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	if (j->tail != 0 || j->dirty_hi == 0)
+		return 0;
+	err = zero_log(j, lo, hi);
+	if (!err)
+		err = jio_flush_real(j);
+	if (!err) {
+		j->log.jsb->s_sequence = jbd2_be32(j->start_seq + 1);
+		if (!(err = e3_fault_write(&j->fault)))
+			err = jbd2_log_write_super(&j->log);
+	}
+	if (err) {
+		jnl_abort_with(j, err);
+		return err;
+	}
+	j->dirty_hi = 0;
+	j->dirty_wrapped = 0;
 	return 0;
 }

@@ -51,6 +51,9 @@ struct e3_journal {
 	uint32_t used;			/* log blocks in [tail, head) */
 	uint32_t tid;			/* the running transaction's id */
 	int recover_home;		/* RECOVER is set in the home sb */
+	uint32_t start_seq;		/* jsb s_sequence when we started */
+	uint32_t dirty_lo, dirty_hi;	/* log blocks written: [lo, hi) */
+	int dirty_wrapped;		/* ... or the whole log */
 	int jsb_dirty;			/* journal sb to write at next commit */
 
 	struct jset run;		/* running transaction's blocks */
@@ -92,6 +95,7 @@ errcode_t jio_capture(struct e3_journal *j, uint64_t off, uint64_t len,
 errcode_t jc_commit(struct e3_journal *j);
 errcode_t jc_checkpoint(struct e3_journal *j);
 errcode_t jc_set_home_recover(struct e3_journal *j, int on);
+errcode_t jc_scrub_log(struct e3_journal *j);
 
 /* journal.c */
 void jnl_abort_with(struct e3_journal *j, errcode_t err);

@@ -104,6 +104,13 @@ errcode_t e3_op_end(struct e3_image *img)
 	return 0;
 }
 
+errcode_t e3_check_writable(struct e3_image *img)
+{
+	if (!img || !(img->flags & E3_OPEN_WRITE) || !img->load || !img->alloc)
+		return E3_IMAGE_READONLY;
+	return 0;
+}
+
 errcode_t e3_check_name(const char *name)
 {
 	size_t len;

@@ -43,6 +43,9 @@ void e3_load_file_del(struct e3_image *img, struct e3_file *f);
  * Caller holds fs_lock. */
 errcode_t e3_op_end(struct e3_image *img);
 
+/* E3_IMAGE_READONLY unless img was opened for writing. */
+errcode_t e3_check_writable(struct e3_image *img);
+
 /* "" "." ".." or a '/' → E3_BAD_NAME; > 255 bytes → E3_NAME_TOO_LONG. */
 errcode_t e3_check_name(const char *name);
 

@@ -192,6 +192,8 @@ errcode_t e3_mkdir(e3_image_t *img, ext2_ino_t parent, const char *name,
 	errcode_t err, err2;
 	ext2_ino_t dummy;
 
+	if ((err = e3_check_writable(img)))
+		return err;
 	e3_fs_lock(img);
 	err = do_mkdir(img, parent, name, attr, ino ? ino : &dummy);
 	err2 = e3_op_end(img);
@@ -206,6 +208,8 @@ errcode_t e3_link(e3_image_t *img, ext2_ino_t parent, const char *name,
 	struct ext2_inode inode;
 	errcode_t err, err2;
 
+	if ((err = e3_check_writable(img)))
+		return err;
 	e3_fs_lock(img);
 	fs = img->fs;
 	err = e3_check_new_entry(fs, parent, name, 0);
@@ -337,6 +341,8 @@ errcode_t e3_symlink(e3_image_t *img, ext2_ino_t parent, const char *name,
 	errcode_t err, err2;
 	size_t len;
 
+	if ((err = e3_check_writable(img)))
+		return err;
 	if (!target || !*target)
 		return E3_BAD_NAME;
 	len = strlen(target);
@@ -365,6 +371,8 @@ errcode_t e3_mknod(e3_image_t *img, ext2_ino_t parent, const char *name,
 	default:
 		return E3_BAD_FILE_TYPE;
 	}
+	if ((err = e3_check_writable(img)))
+		return err;
 	e3_fs_lock(img);
 	err = make_node(img, parent, name, attr, NULL, 0, rdev,
 			ino ? ino : &dummy);
@@ -381,6 +389,8 @@ errcode_t e3_setattr(e3_image_t *img, ext2_ino_t ino,
 	errcode_t err, err2;
 	ext2_filsys fs;
 
+	if ((err = e3_check_writable(img)))
+		return err;
 	e3_fs_lock(img);
 	fs = img->fs;
 	inode = e3_inode_alloc(fs);

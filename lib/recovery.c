@@ -448,7 +448,9 @@ errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep)
 		rep->last_tid = r.end_tid - 1;
 		rep->transactions = r.end_tid - r.start_tid;
 		next_seq = r.end_tid + 1;
-		if (rerr)	/* as e2fsck: s_sequence stays */
+		/* as e2fsck: a recovery that failed (a bad block checksum or
+		 * an I/O error included) leaves s_sequence where it was */
+		if (rerr || r.soft_err)
 			next_seq = jbd2_get32(log.jsb->s_sequence);
 	}
 	err = io_channel_flush(fs->io);

@@ -263,6 +263,8 @@ errcode_t e3_setxattr(e3_image_t *img, ext2_ino_t ino, const char *name,
 {
 	errcode_t err, err2;
 
+	if ((err = e3_check_writable(img)))
+		return err;
 	err = check_xattr_name(name);
 	if (err)
 		return err;

@@ -138,6 +138,9 @@ run_mixed() {
 
 @test "load: a file over 4 GiB on a sparse image: large_file, TIND, data intact" {
 	mkimg 1G
+	# mke2fs always sets large_file; the first file over 2 GiB must
+	debugfs -w -R "feature -large_file" "$T/img" >/dev/null 2>&1
+	! dumpe2fs -h "$T/img" 2>/dev/null | grep -q 'features:.*large_file'
 	run "$PARLOAD" --mixed --threads 9 --verify "$T/img"
 	assert_status 0
 	run debugfs -R "stat /m008_over4GiB" "$T/img"
@@ -406,5 +409,83 @@ leave-open /open"
 	assert_output_has "close: files are still open"
 	run debugfs -R "stat /done" "$T/img"
 	assert_output_has "Size: 5000"
+	assert_fsck_clean "$T/img"
+}
+
+# check_committed THREADS BS: every mixed-set file present at its full
+# size holds exactly its data (a file reaches the image whole at close);
+# counts them in $checked.
+check_committed() {
+	local threads=$1 bs=$2 n size want
+	while read -r n size want; do
+		[ "$size" = "$want" ] && [ "$size" != 0 ] || continue
+		[ "$n" = m008_over4GiB ] && continue
+		debugfs -R "dump /$n $T/d" "$T/img" >/dev/null 2>&1
+		cmp "$T/d" <("$PARLOAD" --expect "$n" --mixed --threads "$threads" --bs "$bs") ||
+			{ echo "$n: committed at full size but contents differ" >&2; return 1; }
+		checked=$((checked + 1))
+	done < <(join <(debugfs -R "ls -l /" "$T/img" 2>/dev/null | awk '$NF ~ /^m0/ {print $NF, $6}' | sort) \
+		      <(awk '$1 == "file" {print $2, $6}' "$T/full.out" | sort))
+}
+
+@test "load: killed at any metadata write, the journal brings back a consistent image with whole files" {
+	mkimg 256M -b 1024
+	cp "$T/img" "$T/fresh"
+	# one thread: the same writes in the same order every run
+	"$PARLOAD" --mixed --threads 1 --append 8K "$T/img" >"$T/full.out"
+	checked=0 completed=0
+	for n in 1 2 5 13 34 89 150 233 300 400 500 600 700 800 1000 1500 2000 4000; do
+		cp "$T/fresh" "$T/img"
+		if E3_FAULT=kill:$n "$PARLOAD" --mixed --threads 1 --append 8K "$T/img" \
+			>/dev/null 2>&1; then
+			completed=1
+			break
+		fi
+		if [ $((n % 2)) -eq 1 ]; then
+			# our replay: any writer open recovers first
+			"$PARLOAD" --ops "$T/img" </dev/null
+		else
+			e2fsck -fy "$T/img" >/dev/null 2>&1 || [ $? -eq 1 ]
+		fi
+		assert_fsck_clean "$T/img"
+		check_committed 1 1024
+	done
+	[ "$completed" -eq 1 ]
+	# some crash points fell after files were committed
+	[ "$checked" -gt 0 ]
+}
+
+@test "load: 128-byte inodes: attributes in an EA block, times without nanoseconds" {
+	mkimg 128M -I 128
+	ops "create /f 3000 1
+setxattr /f user.a hello
+setattr /f 0600 1 2 1234567890 123456789"
+	assert_status 0
+	run debugfs -R "stat /f" "$T/img"
+	[[ "$output" != *"File ACL: 0"* ]]
+	assert_output_has "mtime: 0x499602d2 --"
+	run debugfs -R "ea_list /f" "$T/img"
+	assert_output_has 'user.a (5) = "hello"'
+	run "$PARLOAD" --mixed --threads 4 --verify "$T/img"
+	assert_status 0
+	assert_fsck_clean "$T/img"
+}
+
+@test "load: mkdir refuses a parent at ext3's 32000-link limit" {
+	mkimg 64M
+	ops "mkdir /d"
+	assert_status 0
+	# pretend /d already has 31997 subdirectories
+	debugfs -w -R "sif /d links_count 31999" "$T/img" >/dev/null 2>&1
+	ops "mkdir /d/last
+mkdir /d/one-too-many"
+	assert_status 1
+	assert_output_has "line 2: mkdir: too many links (ext3 allows 32000)"
+	run debugfs -R "stat /d" "$T/img"
+	assert_output_has "Links: 32000"
+	run debugfs -R "ls /d" "$T/img"
+	[[ "$output" != *one-too-many* ]]
+	# back to the true count (., .. of last, and the entry in /) for fsck
+	debugfs -w -R "sif /d links_count 3" "$T/img" >/dev/null 2>&1
 	assert_fsck_clean "$T/img"
 }

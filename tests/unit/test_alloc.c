@@ -102,39 +102,54 @@ struct cmd {
 	blk64_t start, got;	/* ALLOC: expected */
 };
 
+/* Growth headroom (alloc_window.c): an unhinted window of 8 counts as
+ * reaching 3059 blocks past its end (the doubling windows up to the cap),
+ * three groups of this image; a new window's gap must hold 8 + 3059, else
+ * the walk is redone as plain ext3. */
 static const struct cmd script[] = {
 	/* A: inode 65 (group 2), colour 0, goal 2049. First window [2049,
-	 * 2056]; its first free block is 2055 (2049-2054 are metadata). */
+	 * 2056] (no other window: headroom changes nothing); its first free
+	 * block is 2055 (2049-2054 are metadata). */
 	{ NEW, 0, 65, 0, 0, 0, 0 },
 	{ ALLOC, 0, 1, 0, 0, 2055, 1 },
 	/* Goal 2056 is the window's last block, 4 wanted: the window is
 	 * extended by 3 (no window after it) to [2049, 2059]. */
 	{ ALLOC, 0, 4, 0, 0, 2056, 4 },
 	/* Goal 2060 is past the window: hit 5 is not > 11/2, so the size
-	 * stays 8 and the window slides to [2060, 2067]. */
+	 * stays 8 and the window slides to [2060, 2067] (our own headroom
+	 * does not push us). */
 	{ ALLOC, 0, 4, 0, 0, 2060, 4 },
-	/* B: inode 66, colour 1: goal 2049 + 1024/16 = 2113, window
-	 * [2113, 2120] after A's. */
+	/* B: inode 66, colour 1: goal 2049 + 1024/16 = 2113, inside A's
+	 * headroom (A reaches 2067 + 3059 = 5126). Groups 2-4 start inside
+	 * it; group 5's walk starts at 5127, nothing after: window [5127,
+	 * 5134], first free 5129 (5121-5128: backup superblock and group
+	 * metadata). */
 	{ NEW, 1, 66, 0, 1, 0, 0 },
-	{ ALLOC, 1, 2, 0, 0, 2113, 2 },
-	/* C: inode 67, colour 0, goal 2049: the gap before A fits 8 blocks
-	 * ([2049, 2056]) but its first free block is 2064, beyond it; the
-	 * search restarts at 2064, skips A and books [2068, 2075]. */
+	{ ALLOC, 1, 2, 0, 0, 5129, 2 },
+	/* C: inode 67, colour 0, goal 2049. With headroom: the gap before A
+	 * is 11 blocks, not 8 + 3059; every group starts inside A's or B's
+	 * headroom (B reaches 8193) or has only the gap before A, too small.
+	 * So plain ext3: the gap
+	 * before A fits 8 ([2049, 2056]) but its first free block is 2064,
+	 * beyond it; the search restarts at 2064, skips A and books [2068,
+	 * 2075]. */
 	{ NEW, 2, 67, 0, 0, 0, 0 },
 	{ ALLOC, 2, 3, 0, 0, 2068, 3 },
 	/* A fills the rest of its window ... */
 	{ ALLOC, 0, 4, 0, 0, 2064, 4 },
-	/* ... so hit 8 > 8/2 doubles the next window to 16: after C,
-	 * [2076, 2091], which fits before B's 2113. */
+	/* ... so hit 8 > 8/2 doubles the next window to 16. C right after A
+	 * is in the way; no room anywhere (as for C), so plain ext3: after
+	 * C, [2076, 2091]. */
 	{ ALLOC, 0, 1, 0, 0, 2076, 1 },
 	/* B closes: its window goes, its two blocks stay. */
 	{ DISCARD, 1, 0, 0, 0, 0, 0 },
 	/* A wants 40 from 2077 with 15 left: extended to 2116 (nothing
-	 * after it now); the run stops at B's block 2113. */
-	{ ALLOC, 0, 40, 0, 0, 2077, 36 },
-	/* Goal 2113 is taken: 9 wanted, 4 left, extended to 2121; first
-	 * free in the window is 2115, so 2115-2121. */
-	{ ALLOC, 0, 9, 0, 0, 2115, 7 },
+	 * after it now), all free. */
+	{ ALLOC, 0, 40, 0, 0, 2077, 40 },
+	/* Goal 2117 is past the window; hit 41 > 41/2: the next window is
+	 * 32 and the gap right after our own window needs no headroom (we
+	 * grow in place): [2117, 2148]. */
+	{ ALLOC, 0, 9, 0, 0, 2117, 9 },
 	/* C continues in its own window. */
 	{ ALLOC, 2, 5, 0, 0, 2071, 5 },
 	{ DISCARD, 0, 0, 0, 0, 0, 0 },
@@ -145,23 +160,24 @@ static const struct cmd script[] = {
 	{ ALLOC, 3, 10, 0, 0, 4103, 10 },
 	{ ALLOC, 3, 90, 0, 0, 4113, 90 },
 	/* H2: hint 1500 is more than a group holds: the run may cross group
-	 * metadata: 4203-5120 (918 blocks) then 5129-5710 (582). */
+	 * metadata, not B's blocks 5129-5130: 4203-5128 holds only 918, so
+	 * from 5131: 5131-6144 (1014 blocks) then 6151-6636 (486). */
 	{ NEW, 4, 130, 1500, 0, 0, 0 },
-	{ ALLOC, 4, 1500, 0, 0, 4203, 918 },
-	{ ALLOC, 4, 1500, 0, 0, 5129, 582 },
-	/* H3: hint 600 fits a group: not the 434 left in group 5 but group
-	 * 6's free run, 6151-6750. */
+	{ ALLOC, 4, 1500, 0, 0, 5131, 1014 },
+	{ ALLOC, 4, 1500, 0, 0, 6151, 486 },
+	/* H3: hint 600 fits a group: the first free run of 600 from 4097
+	 * that crosses nothing: 4203-5120 (918). */
 	{ NEW, 5, 131, 600, 0, 0, 0 },
-	{ ALLOC, 5, 600, 0, 0, 6151, 600 },
+	{ ALLOC, 5, 600, 0, 0, 4203, 600 },
 	/* H4: hint 5000 fits nowhere: the largest run, searched from 4097
 	 * and wrapping, is group 0's 22-1024 with group 1's 1033-2048 (2019
-	 * free blocks; 5711-6150 has 434, 6751-8191 1433, 2122-4096 1967). */
+	 * free blocks; 4803-5120 has 318, 6637-8191 1547, 2126-4102 1963). */
 	{ NEW, 6, 132, 5000, 0, 0, 0 },
 	{ ALLOC, 6, 5000, 0, 0, 22, 1003 },
 	{ ALLOC, 6, 5000, 0, 0, 1033, 1016 },
 	/* The rest was booked with the first window: the largest run left,
-	 * searched from 4097 again, is 2122-4096 (1967 blocks). */
-	{ ALLOC, 6, 5000, 0, 0, 2122, 951 },
+	 * searched from 4097 again, is 2126-4102 (1963 blocks). */
+	{ ALLOC, 6, 5000, 0, 0, 2126, 947 },
 	{ ALLOC, 6, 5000, 0, 0, 3081, 1016 },
 	{ DISCARD, 3, 0, 0, 0, 0, 0 },
 	{ DISCARD, 4, 0, 0, 0, 0, 0 },
@@ -583,6 +599,72 @@ static void test_interleaved_writers(void)
 	}
 }
 
+/* Growth headroom: 16 unhinted files written round-robin one block at a
+ * time, on an image with room for their headroom (16 x (8 + 3059) blocks
+ * < 64 MiB of 1 KiB blocks). Each new window is booked past the others'
+ * headroom, so each file's doubling windows 8 + 16 + ... + 512 (1016
+ * blocks) follow one another in place: every file is one run of 1000
+ * blocks, broken only where it runs into the next group's metadata
+ * (groups of 8192 here). Without headroom (plain ext3) each window after
+ * the first lands behind the neighbour's, as in test_interleaved_writers.
+ * list and rbtree book the same windows. */
+static void interleaved_place(enum e3_alloc_mode mode, blk64_t bl[16][1000])
+{
+	struct e3_rsv r[16];
+	struct e3_image *img;
+
+	if (make_image_g(8192, 256, "64M")) {
+		CHECK(!"mke2fs failed");
+		return;
+	}
+	img = open_image(mode);
+	CHECK(img != NULL);
+	if (!img)
+		return;
+	for (int i = 0; i < 16; i++)
+		e3_rsv_init(img->alloc, &r[i], 12, 0, (unsigned)i);
+	for (int k = 0; k < 1000; k++)
+		for (int i = 0; i < 16; i++) {
+			blk64_t s = 0, got;
+
+			CHECK_OK(e3_alloc_blocks(img->alloc, &r[i],
+						 e3_rsv_goal(img->alloc, &r[i]),
+						 1, &s, &got));
+			bl[i][k] = s;
+		}
+	CHECK(tree_ok(img));
+	for (int i = 0; i < 16; i++)
+		e3_rsv_discard(img->alloc, &r[i]);
+	drop_image(img);
+}
+
+static void test_interleaved_grow_in_place(void)
+{
+	static blk64_t rb[16][1000], li[16][1000];
+	int breaks = 0, gbreaks = 0;
+
+	interleaved_place(E3_ALLOC_RBTREE, rb);
+	interleaved_place(E3_ALLOC_LIST, li);
+	CHECK(memcmp(rb, li, sizeof(rb)) == 0);
+	for (int i = 0; i < 16; i++)
+		for (int k = 1; k < 1000; k++) {
+			blk64_t p = rb[i][k - 1], b = rb[i][k];
+
+			if (b == p + 1)
+				continue;
+			/* 1 KiB blocks: group g is [1 + 8192 g, 8192 (g + 1)] */
+			if ((p - 1) / 8192 + 1 == (b - 1) / 8192 &&
+			    p % 8192 == 0)
+				gbreaks++;
+			else
+				breaks++;
+		}
+	fprintf(stderr, "  # 16 interleaved files of 1000 blocks: %d breaks, "
+		"%d at group metadata\n", breaks, gbreaks);
+	CHECK(breaks == 0);
+	CHECK(gbreaks <= 7);
+}
+
 /* Hint sizes: data plus indirect blocks, 4 KiB (P = 1024) and 1 KiB
  * (P = 256) blocks, at each level's edges. */
 static void test_map_blocks(void)
@@ -920,6 +1002,7 @@ int main(void)
 	RUN(test_ialloc_spread);
 	RUN(test_map_blocks);
 	RUN(test_interleaved_writers);
+	RUN(test_interleaved_grow_in_place);
 	RUN(test_hinted_deterministic);
 	RUN(test_threads_rbtree);
 	RUN(test_threads_list);

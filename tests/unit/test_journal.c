@@ -385,6 +385,206 @@ static void test_replay_empty_and_refusals(void)
 	unlink(img_path);
 }
 
+/* ---- csum v3 logs, checked against e2fsck's replay -------------------- */
+
+static uint32_t c32c(uint32_t crc, const void *p, size_t n)
+{
+	return ext2fs_crc32c_le(crc, p, n);
+}
+
+/* v3 descriptor: 16-byte tags with a crc32c each (v2: 10-byte tags with
+ * its low 16 bits), block tail crc32c */
+static int csum_v2, bits64;
+
+static void lb3_blocks(struct lb *b, uint32_t seed, uint32_t tid, unsigned n,
+		       const blk64_t *homes, unsigned char *const *datas, int bad)
+{
+	unsigned tb = csum_v2 ? 10 : 16;
+
+	unsigned char *d = calloc(1, b->bs), *t = d + 12, *l = malloc(b->bs);
+	unsigned char seq[4];
+
+	jbd2_store32(seq, tid);
+	hdr(d, JBD2_DESCRIPTOR_BLOCK, tid);
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t fl = i ? JBD2_FLAG_SAME_UUID : 0;
+
+		memcpy(l, datas[i], b->bs);
+		if (jbd2_load32(l) == JBD2_MAGIC) {
+			fl |= JBD2_FLAG_ESCAPE;
+			memset(l, 0, 4);
+		}
+		if (i == n - 1)
+			fl |= JBD2_FLAG_LAST_TAG;
+		uint32_t c = c32c(c32c(seed, seq, 4), l, b->bs) ^ (bad && i == 0);
+
+		jbd2_store32(t, (uint32_t)homes[i]);
+		if (csum_v2) {
+			jbd2_store16(t + 4, (uint16_t)c);
+			jbd2_store16(t + 6, (uint16_t)fl);
+		} else {
+			jbd2_store32(t + 4, fl);
+			jbd2_store32(t + 12, c);
+		}
+		t += tb + (i ? 0 : 16);
+	}
+	jbd2_store32(d + b->bs - 4, c32c(seed, d, b->bs));
+	lb_put(b, d);
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(l, datas[i], b->bs);
+		if (jbd2_load32(l) == JBD2_MAGIC)
+			memset(l, 0, 4);
+		lb_put(b, l);
+	}
+	free(d);
+	free(l);
+}
+
+static void lb3_revoke(struct lb *b, uint32_t seed, uint32_t tid, blk64_t blk)
+{
+	unsigned char *d = calloc(1, b->bs);
+
+	hdr(d, JBD2_REVOKE_BLOCK, tid);
+	if (bits64) {		/* be64 records */
+		jbd2_store32(d + 20, (uint32_t)blk);
+		jbd2_store32(d + 12, 24);
+	} else {
+		jbd2_store32(d + 16, (uint32_t)blk);
+		jbd2_store32(d + 12, 20);
+	}
+	jbd2_store32(d + b->bs - 4, c32c(seed, d, b->bs));
+	lb_put(b, d);
+	free(d);
+}
+
+static void lb3_commit(struct lb *b, uint32_t seed, uint32_t tid, uint64_t sec,
+		       int bad)
+{
+	unsigned char *d = calloc(1, b->bs);
+
+	hdr(d, JBD2_COMMIT_BLOCK, tid);
+	jbd2_store32(d + 0x30, (uint32_t)(sec >> 32));
+	jbd2_store32(d + 0x34, (uint32_t)sec);
+	jbd2_store32(d + 0x10, c32c(seed, d, b->bs) ^ (uint32_t)bad);
+	lb_put(b, d);
+	free(d);
+}
+
+/* equal but for s_wtime (bytes 0x430..0x433): what e2fsck's flush sets */
+static int images_equal_but_wtime(const char *x, const char *y)
+{
+	FILE *a = fopen(x, "rb"), *b = fopen(y, "rb");
+	long off = 0;
+	int ca, cb, same = a && b;
+
+	while (same && (ca = fgetc(a)) != EOF) {
+		cb = fgetc(b);
+		if (ca != cb && (off < 0x430 || off > 0x433)) {
+			fprintf(stderr, "  differ at byte %ld\n", off);
+			same = 0;
+		}
+		off++;
+	}
+	if (same && fgetc(b) != EOF)
+		same = 0;
+	if (a) fclose(a);
+	if (b) fclose(b);
+	return same;
+}
+
+enum csum_fault { CS_NONE, CS_BAD_TAG, CS_BAD_COMMIT };
+
+/* three transactions in a v2/v3 log (async: ASYNC_COMMIT too), one fault
+ * in the second; our replay must leave the image e2fsck's replay leaves */
+static void csum_case(int v2, int async, enum csum_fault fault)
+{
+	struct e3_replay_report rep;
+	struct lb b;
+	unsigned char *p[3];
+	uint32_t seed;
+	char copy[80], cmd[400];
+	errcode_t err;
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	csum_v2 = v2;
+	lb_open(&b);
+	b.log.incompat = JBD2_INCOMPAT_REVOKE |
+		(v2 ? JBD2_INCOMPAT_CSUM_V2 : JBD2_INCOMPAT_CSUM_V3) |
+		(async ? JBD2_INCOMPAT_ASYNC_COMMIT : 0) |
+		(bits64 ? JBD2_INCOMPAT_64BIT : 0);
+	b.log.jsb->s_feature_incompat = jbd2_be32(b.log.incompat);
+	b.log.jsb->s_checksum_type = JBD2_CRC32C_CHKSUM;
+	seed = c32c(~0U, b.log.jsb->s_uuid, 16);
+	for (unsigned i = 0; i < 3; i++)
+		p[i] = pattern(b.bs, 20 + i);
+	jbd2_store32(p[1], JBD2_MAGIC);
+	blk64_t h1[] = { HOME, HOME + 1, HOME + 2 };
+	lb3_blocks(&b, seed, 1, 3, h1, p, 0);
+	lb3_commit(&b, seed, 1, 1000, 0);
+	lb3_revoke(&b, seed, 2, HOME + 2);
+	blk64_t h2[] = { HOME + 3 };
+	lb3_blocks(&b, seed, 2, 1, h2, p, fault == CS_BAD_TAG);
+	lb3_commit(&b, seed, 2, 1001, fault == CS_BAD_COMMIT);
+	blk64_t h3[] = { HOME + 4 };
+	lb3_blocks(&b, seed, 3, 1, h3, p + 2, 0);
+	lb3_commit(&b, seed, 3, 1002, 0);
+	lb_close(&b, b.log.first, 1);
+
+	snprintf(copy, sizeof(copy), "%s.fsck", img_path);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && e2fsck -E journal_only -y %s >/dev/null 2>&1",
+		 img_path, copy, copy);
+	(void)!system(cmd);
+	err = replay(&rep);
+	if (fault == CS_NONE) {
+		CHECK_OK(err);
+		CHECK(rep.transactions == 3 && rep.revoked == 1);
+		CHECK(home_is(HOME + 1, p[1], b.bs));	/* escape undone */
+		CHECK(home_is(HOME + 4, p[2], b.bs));
+	} else if (fault == CS_BAD_COMMIT && async) {
+		/* async commits: a bad commit checksum just ends the log */
+		CHECK_OK(err);
+		CHECK(rep.transactions == 1);
+	} else {
+		CHECK(err == E3_JOURNAL_CORRUPT);
+	}
+	CHECK(images_equal_but_wtime(img_path, copy));
+	for (unsigned i = 0; i < 3; i++)
+		free(p[i]);
+	unlink(copy);
+	unlink(img_path);
+}
+
+static void test_replay_csum_v3_as_e2fsck(void)
+{
+	csum_case(0, 0, CS_NONE);
+}
+
+static void test_replay_csum_v3_bad_tag_as_e2fsck(void)
+{
+	csum_case(0, 0, CS_BAD_TAG);
+}
+
+static void test_replay_csum_v2_as_e2fsck(void)
+{
+	csum_case(1, 0, CS_NONE);
+	csum_case(1, 0, CS_BAD_TAG);
+}
+
+/* 64-bit block numbers: v3 tags keep their size, revoke records grow */
+static void test_replay_csum_v3_64bit_as_e2fsck(void)
+{
+	bits64 = 1;
+	csum_case(0, 0, CS_NONE);
+	bits64 = 0;
+}
+
+static void test_replay_bad_commit_sync_and_async_as_e2fsck(void)
+{
+	csum_case(0, 0, CS_BAD_COMMIT);
+	csum_case(0, 1, CS_BAD_COMMIT);
+}
+
 /* ---- the writer ---------------------------------------------------------- */
 
 static void test_writer_capture_and_replay(void)
@@ -541,6 +741,11 @@ int main(void)
 	RUN(test_replay_revoke_escape);
 	RUN(test_replay_log_wrap_and_tid_wrap);
 	RUN(test_replay_empty_and_refusals);
+	RUN(test_replay_csum_v3_as_e2fsck);
+	RUN(test_replay_csum_v3_bad_tag_as_e2fsck);
+	RUN(test_replay_csum_v2_as_e2fsck);
+	RUN(test_replay_csum_v3_64bit_as_e2fsck);
+	RUN(test_replay_bad_commit_sync_and_async_as_e2fsck);
 	RUN(test_writer_capture_and_replay);
 	RUN(test_writer_escape_replayed_by_e2fsck);
 	RUN(test_writer_revoke_and_clean_close);
