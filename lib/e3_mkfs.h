@@ -91,10 +91,13 @@ errcode_t e3_mkfs_edit_features(struct e3_mkfs_params *p, const char *list);
 /* Names of the feature bits in words[3], space separated, into buf. */
 void e3_mkfs_feature_string(const uint32_t words[3], char *buf, size_t len);
 errcode_t e3_mkfs_parse_uuid(const char *s, struct e3_mkfs_params *p);
-errcode_t e3_mkfs_validate(const struct e3_mkfs_params *p);
+/* validate and compute set *why (if why is not NULL) to a one-line reason
+ * more precise than the code's message, or NULL. */
+errcode_t e3_mkfs_validate(const struct e3_mkfs_params *p, const char **why);
 
 /* Refuses a directory (E3_IS_DIRECTORY), a mounted device (E3_MOUNTED), a
- * non-empty file or a device without force (E3_NOT_EMPTY), a read-only
+ * file holding data (not just holes) or a device whose first 64 KiB are
+ * not all zeros, without force (E3_NOT_EMPTY), a read-only
  * target (E3_IMAGE_READONLY). A missing path is fine when p->size is set.
  * With p->size 0 it takes the file's or device's size. */
 errcode_t e3_mkfs_check_target(const char *path, int force,
@@ -103,10 +106,12 @@ errcode_t e3_mkfs_check_target(const char *path, int force,
 uint64_t e3_mkfs_min_size(const struct e3_mkfs_params *p);
 /* Geometry for p->size, as mke2fs -t ext3 computes it. */
 errcode_t e3_mkfs_compute(const struct e3_mkfs_params *p,
-			  struct e3_mkfs_geometry *g);
-/* Creates (sparse) or overwrites path and writes the filesystem. With
- * ret_fs the filesystem stays open read-write for the caller (e3cp fills
- * it, then ext2fs_close_free); without, it is closed here. */
+			  struct e3_mkfs_geometry *g, const char **why);
+/* Creates (sparse) or overwrites path and writes the filesystem, holding
+ * the e3img writer lock meanwhile (E3_IMAGE_LOCKED if another process has
+ * the image open for writing). With ret_fs the filesystem stays open
+ * read-write for the caller (e3cp fills it, then ext2fs_close_free) but
+ * the lock is released: the caller takes its own. Without, it is closed. */
 errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
 			const struct e3_mkfs_geometry *g, ext2_filsys *ret_fs);
 

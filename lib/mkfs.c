@@ -195,30 +195,44 @@ errcode_t e3_mkfs_parse_uuid(const char *s, struct e3_mkfs_params *p)
 	return 0;
 }
 
-errcode_t e3_mkfs_validate(const struct e3_mkfs_params *p)
+/* Sets *why and returns err. */
+static errcode_t refuse(const char **why, errcode_t err, const char *reason)
+{
+	if (why)
+		*why = reason;
+	return err;
+}
+
+errcode_t e3_mkfs_validate(const struct e3_mkfs_params *p, const char **why)
 {
 	unsigned bs = p->block_size;
 
+	if (why)
+		*why = NULL;
 	if (bs && bs != 1024 && bs != 2048 && bs != 4096)
 		return E3_BAD_BLOCK_SIZE;
 	if (p->inode_size && p->inode_size != 128 && p->inode_size != 256)
 		return E3_BAD_INODE_SIZE;
 	if (p->inode_ratio && (p->inode_ratio < EXT2_MIN_BLOCK_SIZE ||
 			       p->inode_ratio > EXT2_MAX_BLOCK_SIZE * 1024ULL))
-		return E3_BAD_OPTION;
+		return refuse(why, E3_BAD_OPTION,
+			      "bytes per inode must be 1024..65536K");
 	if (p->inode_count > MAX_32)
 		return E3_BAD_INODE_COUNT;
 	if (!(p->reserved_percent >= 0.0 && p->reserved_percent <= 50.0))
-		return E3_BAD_OPTION;
+		return refuse(why, E3_BAD_OPTION, "reserved percent must be 0..50");
 	if (p->blocks_per_group && (p->blocks_per_group % 8 ||
 				    p->blocks_per_group < 256 ||
 				    p->blocks_per_group > 8 * (bs ? bs : 4096)))
-		return E3_BAD_OPTION;
+		return refuse(why, E3_BAD_OPTION,
+			      "blocks per group must be a multiple of 8 in 256..8*block size");
 	if ((p->features[0] & EXT2_FEATURE_COMPAT_RESIZE_INODE) &&
 	    !(p->features[2] & EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER))
-		return E3_BAD_OPTION;
+		return refuse(why, E3_BAD_OPTION,
+			      "resize_inode needs sparse_super (add -O ^resize_inode)");
 	if (p->journal_mib && !(p->features[0] & EXT3_FEATURE_COMPAT_HAS_JOURNAL))
-		return E3_BAD_OPTION;
+		return refuse(why, E3_BAD_OPTION,
+			      "a journal size was given without has_journal");
 	return 0;
 }
 
@@ -262,7 +276,7 @@ static uint64_t blocks_for(const struct e3_mkfs_params *p, unsigned bs)
 
 /* The superblock template of mke2fs' PRS(), for ext2fs_initialize. */
 static errcode_t make_template(const struct e3_mkfs_params *p,
-			       struct e3_mkfs_geometry *g)
+			       struct e3_mkfs_geometry *g, const char **why)
 {
 	struct ext2_super_block *s = &g->param;
 	const struct usage_type *u = usage_for(p->size);
@@ -275,15 +289,20 @@ static errcode_t make_template(const struct e3_mkfs_params *p,
 	if (blocks < MIN_JOURNAL_FS_BLOCKS)
 		return E3_TOO_SMALL;
 	if (p->blocks_per_group > 8 * bs)
-		return E3_BAD_OPTION;
+		return refuse(why, E3_BAD_OPTION,
+			      "blocks per group (-g) must be at most 8*block size");
 	if (isize > bs)
 		return E3_BAD_INODE_SIZE;
 	ratio = p->inode_ratio ? p->inode_ratio : u->inode_ratio;
 	if (!p->inode_ratio && ratio < bs)
 		ratio = bs;
 	inodes = p->inode_count ? p->inode_count : blocks * bs / ratio;
-	if (inodes > MAX_32 || inodes * isize >= blocks * bs)
-		return E3_BAD_INODE_COUNT;
+	if (inodes > MAX_32)
+		return refuse(why, E3_BAD_INODE_COUNT,
+			      "more than 2^32-1 inodes (raise -i)");
+	if (inodes * isize >= blocks * bs)
+		return refuse(why, E3_BAD_INODE_COUNT,
+			      "the inode tables would fill the filesystem (raise -i or lower -N)");
 
 	memset(g, 0, sizeof(*g));
 	g->usage_type = u->name;
@@ -323,7 +342,7 @@ static errcode_t map_init_error(errcode_t err)
 /* Journal size: ext2fs_get_journal_params, or -J size=MiB with mke2fs'
  * limits (1024..10240000 blocks, at most half the free blocks). */
 static errcode_t journal_blocks(const struct e3_mkfs_params *p, ext2_filsys fs,
-				uint32_t *ret)
+				uint32_t *ret, const char **why)
 {
 	struct ext2fs_journal_params jp;
 	uint64_t n;
@@ -338,26 +357,30 @@ static errcode_t journal_blocks(const struct e3_mkfs_params *p, ext2_filsys fs,
 		n = (uint64_t)p->journal_mib * 1024 / (fs->blocksize / 1024);
 		if (n < 1024 || n > 10240000 ||
 		    n > ext2fs_free_blocks_count(fs->super) / 2)
-			return E3_BAD_OPTION;
+			return refuse(why, E3_BAD_OPTION,
+				      "journal size must be 1024..10240000 blocks and at most half the free blocks");
 	}
 	*ret = (uint32_t)n;
 	return 0;
 }
 
 errcode_t e3_mkfs_compute(const struct e3_mkfs_params *p,
-			  struct e3_mkfs_geometry *g)
+			  struct e3_mkfs_geometry *g, const char **why)
 {
 	ext2_filsys fs;
 	errcode_t err;
 
-	err = e3_mkfs_validate(p);
+	err = e3_mkfs_validate(p, why);
 	if (err)
 		return err;
-	err = make_template(p, g);
+	err = make_template(p, g, why);
 	if (err)
 		return err;
 	err = ext2fs_initialize("e3mkfs-geometry", EXT2_FLAG_64BITS, &g->param,
 				e3_null_io_manager(), &fs);
+	if (err == EXT2_ET_TOO_MANY_INODES)
+		return refuse(why, E3_BAD_INODE_COUNT,
+			      "more inodes per group than a bitmap block holds (lower -N or raise -g)");
 	if (err)
 		return map_init_error(err);
 	g->blocks = ext2fs_blocks_count(fs->super);
@@ -373,7 +396,7 @@ errcode_t e3_mkfs_compute(const struct e3_mkfs_params *p,
 	g->features[0] = fs->super->s_feature_compat;
 	g->features[1] = fs->super->s_feature_incompat;
 	g->features[2] = fs->super->s_feature_ro_compat;
-	err = journal_blocks(p, fs, &g->journal_blocks);
+	err = journal_blocks(p, fs, &g->journal_blocks, why);
 	ext2fs_free(fs);
 	return err;
 }

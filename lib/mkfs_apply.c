@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uuid/uuid.h>
 
 #include "e3img.h"
 #include "mkfs_target.h"
+#include "mkfs_zeroio.h"
 
 #define BSD_DISKMAGIC 0x82564557U
 #define BSD_MAGICDISK 0x57455682U
@@ -72,6 +74,7 @@ static void set_identity(ext2_filsys fs, const struct e3_mkfs_params *p)
 	memset(s->s_volume_name, 0, sizeof(s->s_volume_name));
 	memcpy(s->s_volume_name, p->label, strnlen(p->label, EXT2_LABEL_LEN));
 	if (p->have_epoch) {
+		/* libext2fs stamps every inode it writes with fs->now */
 		fs->now = (time_t)p->epoch;
 		s->s_mkfs_time = s->s_wtime = s->s_lastcheck = (uint32_t)p->epoch;
 	}
@@ -262,44 +265,6 @@ static errcode_t make_journal(ext2_filsys fs, const struct e3_mkfs_geometry *g,
 					 (t->zeroed ? EXT2_MKJOURNAL_LAZYINIT : 0));
 }
 
-/* libext2fs stamps a few inodes with time(NULL) whatever fs->now says;
- * with an epoch every one of them gets the epoch. */
-static errcode_t stamp_inodes(ext2_filsys fs, const struct e3_mkfs_params *p)
-{
-	static const ext2_ino_t inos[] = {
-		EXT2_BAD_INO, EXT2_ROOT_INO, EXT2_RESIZE_INO, EXT2_JOURNAL_INO,
-	};
-	ext2_ino_t lpf;
-	struct ext2_inode inode;
-	errcode_t err;
-
-	if (!p->have_epoch)
-		return 0;
-	err = ext2fs_lookup(fs, EXT2_ROOT_INO, "lost+found", 10, NULL, &lpf);
-	if (err)
-		return err;
-	for (size_t i = 0; i <= sizeof(inos) / sizeof(*inos); i++) {
-		ext2_ino_t ino = i < sizeof(inos) / sizeof(*inos) ? inos[i] : lpf;
-		uint32_t t = (uint32_t)p->epoch;
-
-		err = ext2fs_read_inode(fs, ino, &inode);
-		if (err)
-			return err;
-		if (!inode.i_mode && !inode.i_ctime && !inode.i_mtime)
-			continue;
-		if (inode.i_atime)
-			inode.i_atime = t;
-		if (inode.i_ctime)
-			inode.i_ctime = t;
-		if (inode.i_mtime)
-			inode.i_mtime = t;
-		err = ext2fs_write_inode(fs, ino, &inode);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
 		       const struct e3_mkfs_geometry *g,
 		       const struct e3_mkfs_target *t)
@@ -310,7 +275,9 @@ static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
 	if (t->is_device)
 		discard_device(fs);
 	set_identity(fs, p);
-	err = ext2fs_allocate_tables(fs);
+	err = t->zeroed ? e3_zeroio_arm(fs) : 0;
+	if (!err)
+		err = ext2fs_allocate_tables(fs);
 	if (!err)
 		err = ext2fs_count_used_clusters(fs, fs->super->s_first_data_block,
 						 ext2fs_blocks_count(fs->super) - 1,
@@ -327,32 +294,50 @@ static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
 		return err;
 	overhead += g->journal_blocks + fs->super->s_first_data_block;
 	fs->super->s_overhead_clusters = (uint32_t)overhead;
-	return stamp_inodes(fs, p);
+	return 0;
+}
+
+/* Writes and, without ret_fs, closes the filesystem. */
+static errcode_t write_fs(const char *path, const struct e3_mkfs_params *p,
+			  const struct e3_mkfs_geometry *g,
+			  const struct e3_mkfs_target *t, ext2_filsys *ret_fs)
+{
+	struct ext2_super_block param = g->param;
+	ext2_filsys fs;
+	errcode_t err;
+
+	err = ext2fs_initialize(path, EXT2_FLAG_EXCLUSIVE | EXT2_FLAG_64BITS,
+				&param, e3_zeroio_manager(), &fs);
+	if (err)
+		return err;
+	err = build(fs, p, g, t);
+	if (err) {
+		ext2fs_free(fs);
+		return err;
+	}
+	if (!ret_fs)
+		return ext2fs_close_free(&fs);
+	/* The caller may write behind libext2fs' back from here on. */
+	err = ext2fs_flush(fs);
+	e3_zeroio_disarm(fs);
+	if (err) {
+		ext2fs_free(fs);
+		return err;
+	}
+	*ret_fs = fs;
+	return 0;
 }
 
 errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
 			const struct e3_mkfs_geometry *g, ext2_filsys *ret_fs)
 {
-	struct ext2_super_block param = g->param;
-	ext2_filsys fs;
 	struct e3_mkfs_target t;
 	errcode_t err;
 
 	err = e3_mkfs_prepare_file(path, g->blocks * g->block_size, &t);
 	if (err)
 		return err;
-	err = ext2fs_initialize(path, EXT2_FLAG_EXCLUSIVE | EXT2_FLAG_64BITS,
-				&param, unix_io_manager, &fs);
-	if (err)
-		return err;
-	err = build(fs, p, g, &t);
-	if (err) {
-		ext2fs_free(fs);
-		return err;
-	}
-	if (ret_fs) {
-		*ret_fs = fs;
-		return 0;
-	}
-	return ext2fs_close_free(&fs);
+	err = write_fs(path, p, g, &t, ret_fs);
+	close(t.lock_fd);
+	return err;
 }

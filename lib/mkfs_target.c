@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <linux/falloc.h>
@@ -70,6 +71,17 @@ static errcode_t check_device(const char *path, int force, uint64_t *size)
 	return err;
 }
 
+/* A file "has data" unless it is all hole: `truncate -s 1G img` followed
+ * by `e3mkfs img` needs no -F, a file holding anything does. */
+static int file_has_data(int fd, const struct stat *st)
+{
+	if (st->st_size == 0)
+		return 0;
+	if (lseek(fd, 0, SEEK_DATA) < 0)
+		return errno != ENXIO;	/* no SEEK_DATA here: assume data */
+	return 1;
+}
+
 /* A new file goes into a directory we must be able to write. */
 static errcode_t check_new_file(const char *path)
 {
@@ -121,11 +133,13 @@ errcode_t e3_mkfs_check_target(const char *path, int force,
 		if (err)
 			return err;
 	} else if (S_ISREG(st.st_mode)) {
-		if (st.st_size > 0 && !force)
-			return E3_NOT_EMPTY;
 		fd = open(path, O_RDWR);
 		if (fd < 0)
 			return open_error(errno);
+		if (!force && file_has_data(fd, &st)) {
+			close(fd);
+			return E3_NOT_EMPTY;
+		}
 		close(fd);
 		size = (uint64_t)st.st_size;
 	} else {
@@ -148,9 +162,14 @@ errcode_t e3_mkfs_prepare_file(const char *path, uint64_t bytes,
 	errcode_t err = 0;
 
 	memset(t, 0, sizeof(*t));
-	fd = open(path, O_RDWR | O_CREAT, 0666);
+	t->lock_fd = -1;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return open_error(errno);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		err = errno == EWOULDBLOCK ? E3_IMAGE_LOCKED : (errcode_t)errno;
+		goto out;
+	}
 	if (fstat(fd, &st) < 0) {
 		err = errno;
 		goto out;
@@ -177,7 +196,9 @@ errcode_t e3_mkfs_prepare_file(const char *path, uint64_t bytes,
 		err = errno == EFBIG ? E3_TOO_LARGE : (errcode_t)errno;
 	t->zeroed = !err;
 out:
-	if (close(fd) < 0 && !err)
-		err = errno;
+	if (err)
+		close(fd);
+	else
+		t->lock_fd = fd;
 	return err;
 }

@@ -14,10 +14,13 @@ struct e3_mkfs_target {
 	int zeroed;		/* [0, bytes) reads as zeros (holes) */
 	int discarded;		/* it had a size, and was discarded (punched)
 				   as mke2fs discards a device it can size */
+	int lock_fd;		/* holds the exclusive e3img lock (flock, as
+				   e3_image_open takes it); -1 when closed */
 };
 
-/* Creates path if missing; for a regular file makes [0, bytes) read as
- * zeros (holes) and at least bytes long. */
+/* Creates path if missing, takes the e3img writer lock (E3_IMAGE_LOCKED if
+ * another process holds it); for a regular file makes [0, bytes) read as
+ * zeros (holes) and at least bytes long. The caller closes t->lock_fd. */
 errcode_t e3_mkfs_prepare_file(const char *path, uint64_t bytes,
 			       struct e3_mkfs_target *t);
 

@@ -60,7 +60,7 @@ static void usage(FILE *f)
 "                 through e3cp's engine; SIZE auto[+N%%] fits it to the input\n"
 "  -n             print the geometry, write nothing\n"
 "  -q             quiet\n"
-"  -F             overwrite a non-empty IMAGE\n"
+"  -F             overwrite an IMAGE that holds data\n"
 "  -V             print the version\n"
 "  --help         this text\n"
 "\n"
@@ -94,6 +94,7 @@ static void parse_journal(struct mkfs_opts *o, const char *arg)
 static void parse_root_owner(struct mkfs_opts *o, const char *val)
 {
 	struct e3_mkfs_params *p = &o->params;
+	const char *arg = val;
 	char *end;
 	unsigned long uid, gid;
 
@@ -114,7 +115,7 @@ static void parse_root_owner(struct mkfs_opts *o, const char *val)
 	p->root_gid = (uint32_t)gid;
 	return;
 bad:
-	opt_error(o, E3_BAD_OPTION, "-E root_owner=%s: want UID:GID", val);
+	opt_error(o, E3_BAD_OPTION, "-E root_owner=%s: want UID:GID", arg);
 }
 
 static void parse_extended(struct mkfs_opts *o, const char *arg)
@@ -148,30 +149,39 @@ static void parse_extended(struct mkfs_opts *o, const char *arg)
 	free(buf);
 }
 
-static void parse_number(struct mkfs_opts *o, char opt, const char *arg,
-			 uint64_t min, uint64_t max, errcode_t bad,
-			 uint64_t *out)
+/* An unsigned option value in [min, max]; complaint otherwise. */
+static uint64_t parse_number(struct mkfs_opts *o, const char *arg,
+			     uint64_t min, uint64_t max, errcode_t bad,
+			     const char *complaint)
 {
-	char what[8];
+	uint64_t v = 0;
 
-	snprintf(what, sizeof(what), "-%c %%s", opt);
-	if (parse_uint(arg, min, max, out))
-		opt_error(o, bad, what, arg);
+	if (parse_uint(arg, min, max, &v))
+		opt_error(o, bad, complaint, arg);
+	return v;
 }
 
 static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 {
 	struct e3_mkfs_params *p = &o->params;
-	uint64_t v = 0;
+	uint64_t v;
 	char *end;
 
 	switch (c) {
 	case 'b':
-		parse_number(o, 'b', arg, 1024, 4096, E3_BAD_BLOCK_SIZE, &v);
+		v = parse_number(o, arg, 1024, 4096, E3_BAD_BLOCK_SIZE,
+				 "-b %s: block size must be 1024, 2048 or 4096");
+		if (v && v != 1024 && v != 2048 && v != 4096)
+			opt_error(o, E3_BAD_BLOCK_SIZE,
+				  "-b %s: block size must be 1024, 2048 or 4096", arg);
 		p->block_size = (unsigned)v;
 		break;
 	case 'I':
-		parse_number(o, 'I', arg, 128, 256, E3_BAD_INODE_SIZE, &v);
+		v = parse_number(o, arg, 128, 256, E3_BAD_INODE_SIZE,
+				 "-I %s: inode size must be 128 or 256");
+		if (v && v != 128 && v != 256)
+			opt_error(o, E3_BAD_INODE_SIZE,
+				  "-I %s: inode size must be 128 or 256", arg);
 		p->inode_size = (unsigned)v;
 		break;
 	case 'i':
@@ -182,8 +192,9 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 		p->inode_ratio = v;
 		break;
 	case 'N':
-		parse_number(o, 'N', arg, 1, UINT32_MAX, E3_BAD_INODE_COUNT, &v);
-		p->inode_count = v;
+		p->inode_count = parse_number(o, arg, 1, UINT32_MAX,
+					      E3_BAD_INODE_COUNT,
+					      "-N %s: inode count must be 1..4294967295");
 		break;
 	case 'm':
 		errno = 0;
@@ -194,10 +205,11 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 				  "-m %s: reserved percent must be 0..50", arg);
 		break;
 	case 'g':
-		parse_number(o, 'g', arg, 256, 32768, E3_BAD_OPTION, &v);
+		v = parse_number(o, arg, 256, 32768, E3_BAD_OPTION,
+				 "-g %s: blocks per group must be a multiple of 8 in 256..8*block size");
 		if (v % 8)
 			opt_error(o, E3_BAD_OPTION,
-				  "-g %s: blocks per group must be a multiple of 8", arg);
+				  "-g %s: blocks per group must be a multiple of 8 in 256..8*block size", arg);
 		p->blocks_per_group = (unsigned)v;
 		break;
 	case 'L':
@@ -221,7 +233,8 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 			opt_error(o, err, "feature '%s' is ext4-only; ext3 cannot have it",
 				  p->bad_feature);
 		else if (err)
-			opt_error(o, err, "-O %s", p->bad_feature);
+			opt_error(o, err, "-O %s: unknown feature (ext3's: has_journal ext_attr resize_inode dir_index filetype sparse_super large_file)",
+				  p->bad_feature);
 		break;
 	}
 	case 'd':
@@ -250,10 +263,17 @@ static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	e3_mkfs_params_init(&o->params);
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "b:d:E:Fg:hi:I:J:L:m:nN:O:qU:V",
 				longopts, NULL)) != -1) {
 		if (c == '?') {
-			tool_usage_error("bad command line");
+			if (optopt)
+				tool_usage_error("option -%c %s", optopt,
+						 strchr("bdEgiIJLmNOU", optopt) ?
+						 "needs a value" : "is unknown");
+			else
+				tool_usage_error("unknown option '%s'",
+						 argv[optind - 1]);
 			return 2;
 		}
 		parse_option(o, c, optarg);
@@ -289,8 +309,9 @@ static void human_size(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 "%c", bytes, units[u]);
 }
 
-/* The validation failures that deserve more than the code's text. */
-static void report_compute_error(const struct mkfs_opts *o, errcode_t err)
+/* One line for a refusal from validate or compute. */
+static void report_plan_error(const struct mkfs_opts *o, errcode_t err,
+			      const char *why)
 {
 	const struct e3_mkfs_params *p = &o->params;
 	char have[32], min[32];
@@ -303,29 +324,18 @@ static void report_compute_error(const struct mkfs_opts *o, errcode_t err)
 			   have, min);
 		break;
 	case E3_TOO_LARGE:
-		tool_error(o->image, 0, "image too large for ext3: at most 2^32-1 blocks");
+		tool_error(o->image, 0,
+			   "image too large for ext3: at most 2^32-1 blocks (16T with 4096-byte blocks)");
 		break;
 	case E3_BAD_INODE_COUNT:
-		tool_error(o->image, 0,
-			   "inode count does not fit the filesystem (raise -i or lower -N)");
-		break;
-	case E3_BAD_INODE_SIZE:
-		tool_error(o->image, err, "-I %u", p->inode_size);
-		break;
-	case E3_BAD_OPTION:
-		if (p->blocks_per_group)
-			tool_error(o->image, 0,
-				   "-g %u: blocks per group out of range (256..8*block size)",
-				   p->blocks_per_group);
-		else if (p->journal_mib)
-			tool_error(o->image, 0,
-				   "-J size=%u: journal must be 1024..10240000 blocks and at most half the filesystem",
-				   p->journal_mib);
-		else
-			tool_error(o->image, err, NULL);
+		tool_error(o->image, 0, "inode count does not fit: %s",
+			   why ? why : "raise -i or lower -N");
 		break;
 	default:
-		tool_error(o->image, err, NULL);
+		if (why)
+			tool_error(o->image, 0, "%s", why);
+		else
+			tool_error(o->image, err, NULL);
 	}
 }
 
@@ -442,43 +452,42 @@ static int fill(struct mkfs_opts *o)
 static int plan(struct mkfs_opts *o, struct e3_mkfs_geometry *g)
 {
 	struct e3_mkfs_params *p = &o->params;
+	const char *why = NULL;
 	errcode_t err;
 
 	if (o->err) {
-		tool_error(o->image, o->err, "%s", o->err_detail);
+		tool_error(o->image, 0, "%s", o->err_detail);
 		return 1;
 	}
 	if (o->size_arg && strncmp(o->size_arg, "auto", 4) == 0) {
 		if (parse_auto(o))
 			return 1;
 	} else if (o->size_arg && (parse_size(o->size_arg, &p->size) || !p->size)) {
-		tool_error(o->image, E3_BAD_SIZE, "'%s'", o->size_arg);
+		tool_error(o->image, 0, "bad size '%s' (a number with K, M, G or T)",
+			   o->size_arg);
 		return 1;
 	}
 	if (e3_mkfs_epoch_from_env(p)) {
-		tool_error(o->image, E3_BAD_OPTION,
-			   "SOURCE_DATE_EPOCH must be seconds since 1970");
+		tool_error(o->image, 0,
+			   "SOURCE_DATE_EPOCH must be a number of seconds since 1970");
 		return 1;
 	}
-	err = e3_mkfs_validate(p);
-	if (err == E3_BAD_OPTION &&
-	    (p->features[0] & EXT2_FEATURE_COMPAT_RESIZE_INODE) &&
-	    !(p->features[2] & EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER)) {
-		tool_error(o->image, 0, "resize_inode needs sparse_super (add -O ^resize_inode)");
+	err = e3_mkfs_validate(p, &why);
+	if (err) {
+		report_plan_error(o, err, why);
 		return 1;
 	}
-	if (!err && !o->dry_run)
-		err = e3_mkfs_check_target(o->image, o->force, p);
-	else if (!err && !p->size)
-		err = e3_mkfs_check_target(o->image, 1, p);
+	/* -n writes nothing, so only needs the target for its size */
+	if (!o->dry_run || !p->size)
+		err = e3_mkfs_check_target(o->image, o->force || o->dry_run, p);
 	if (err == E3_BAD_SIZE) {
 		tool_error(o->image, 0, "no SIZE given and IMAGE has no size");
 		return 1;
 	}
 	if (!err)
-		err = e3_mkfs_compute(p, g);
+		err = e3_mkfs_compute(p, g, &why);
 	if (err) {
-		report_compute_error(o, err);
+		report_plan_error(o, err, why);
 		return 1;
 	}
 	return 0;
@@ -516,7 +525,11 @@ int main(int argc, char **argv)
 		return 0;
 	err = e3_mkfs_apply(o.image, &o.params, &g, NULL);
 	if (err) {
-		tool_error(o.image, err, "writing the filesystem");
+		/* our codes say it all; I/O and libext2fs ones need context */
+		if ((err & ~(errcode_t)0xff) == ERROR_TABLE_BASE_e3im)
+			tool_error(o.image, err, NULL);
+		else
+			tool_error(o.image, err, "writing the filesystem");
 		return 1;
 	}
 	if (!o.quiet)

@@ -72,5 +72,5 @@ require_root() {
 # fields that differ per run (UUIDs, times, hash seed, checksums).
 dumpe2fs_geometry() {
 	dumpe2fs -h "$1" 2>/dev/null | grep -Ev \
-		'^(Filesystem UUID|Filesystem created|Last (mount|write|checked) time|Directory Hash Seed|Journal checksum|Checksum|Lifetime writes|Filesystem flags|Last mounted on|Mount count|Maximum mount count|Next check after|Check interval|Journal sequence|Journal start|Journal size)'
+		'^(Filesystem UUID|Filesystem created|Last (mount time|write time|checked)|Directory Hash Seed|Journal checksum|Checksum|Lifetime writes|Filesystem flags|Last mounted on|Mount count|Maximum mount count|Next check after|Check interval|Journal sequence|Journal start|Journal size)'
 }
