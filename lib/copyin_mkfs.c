@@ -73,7 +73,7 @@ errcode_t e3_copyin_auto_size(const char *const *srcs, size_t nsrcs,
 		size = e3_mkfs_min_size(p);
 	for (int tries = 0; tries < 64; tries++) {
 		p->size = size;
-		err = e3_mkfs_compute(p, g);
+		err = e3_mkfs_compute(p, g, NULL);
 		if (err == E3_TOO_SMALL || err == E3_BAD_INODE_COUNT) {
 			size += size / 8 + 64 * bs;
 			continue;
