@@ -38,7 +38,8 @@ struct mkfs_opts {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: e3mkfs [options] [-d SRC]... IMAGE [SIZE|auto|auto+N%%]\n"
+"Usage: e3mkfs [options] IMAGE [SIZE]\n"
+"       e3mkfs [options] -d SRC... IMAGE [SIZE|auto|auto+N%%]\n"
 "Make an ext3 filesystem in IMAGE (a sparse file, created if missing, or a\n"
 "block device) with the geometry mke2fs -t ext3 gives it. SIZE takes K, M,\n"
 "G or T (powers of 1024); without SIZE, IMAGE's current size is used.\n"
