@@ -103,8 +103,9 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 
 @test "into a subdirectory: missing parents made; an existing entry is an error unless --overwrite" {
 	newimg "$T/d.img"
-	run e3cp "$T/tree/plain.txt" "$T/d.img:/a/b/c"
+	run e3cp -v "$T/tree/plain.txt" "$T/d.img:/a/b/c"
 	assert_status 0
+	assert_output_has "tree/plain.txt"
 	run e3cp "$T/tree/plain.txt" "$T/d.img:/a/b/c"
 	assert_status 2
 	assert_output_has "plain.txt: name exists"
