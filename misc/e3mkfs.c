@@ -27,14 +27,19 @@ struct mkfs_opts {
 	/* The first bad option, reported once IMAGE is known. */
 	errcode_t err;
 	char err_detail[160];
-	/* Room for e3cp's engine: a later "-d SRC" fills the new image from a
-	 * directory tree between apply and close (e3_mkfs_apply's ret_fs). */
+	/* -d SRC (repeatable): filled through e3cp's engine after apply;
+	 * SIZE "auto" or "auto+N%" sizes the image from the sources */
+	const char *srcs[64];
+	size_t nsrcs;
+	int auto_size;
+	unsigned slack;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: e3mkfs [options] IMAGE [SIZE]\n"
+"       e3mkfs [options] -d SRC... IMAGE [SIZE|auto|auto+N%%]\n"
 "Make an ext3 filesystem in IMAGE (a sparse file, created if missing, or a\n"
 "block device) with the geometry mke2fs -t ext3 gives it. SIZE takes K, M,\n"
 "G or T (powers of 1024); without SIZE, IMAGE's current size is used.\n"
@@ -52,6 +57,8 @@ static void usage(FILE *f)
 "  -O FEATURES    switch ext3 features on (name) or off (^name):\n"
 "                 has_journal ext_attr resize_inode dir_index filetype\n"
 "                 sparse_super large_file\n"
+"  -d SRC         fill the image from SRC (tree, file or archive; repeatable)\n"
+"                 through e3cp's engine; SIZE auto[+N%%] fits it to the input\n"
 "  -n             print the geometry, write nothing\n"
 "  -q             quiet\n"
 "  -F             overwrite an IMAGE that holds data\n"
@@ -231,6 +238,12 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 				  p->bad_feature);
 		break;
 	}
+	case 'd':
+		if (o->nsrcs == sizeof(o->srcs) / sizeof(*o->srcs))
+			opt_error(o, E3_BAD_OPTION, "-d %s: at most 64 sources", arg);
+		else
+			o->srcs[o->nsrcs++] = arg;
+		break;
 	case 'n': o->dry_run = 1; break;
 	case 'q': o->quiet = 1; break;
 	case 'F': o->force = 1; break;
@@ -252,12 +265,12 @@ static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 	memset(o, 0, sizeof(*o));
 	e3_mkfs_params_init(&o->params);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "b:E:Fg:hi:I:J:L:m:nN:O:qU:V",
+	while ((c = getopt_long(argc, argv, "b:d:E:Fg:hi:I:J:L:m:nN:O:qU:V",
 				longopts, NULL)) != -1) {
 		if (c == '?') {
 			if (optopt)
 				tool_usage_error("option -%c %s", optopt,
-						 strchr("bEgiIJLmNOU", optopt) ?
+						 strchr("bdEgiIJLmNOU", optopt) ?
 						 "needs a value" : "is unknown");
 			else
 				tool_usage_error("unknown option '%s'",
@@ -351,6 +364,91 @@ static void print_geometry(const struct mkfs_opts *o,
 		printf("Filesystem volume name:   %s\n", o->params.label);
 }
 
+/* SIZE "auto" / "auto+N%": the sources' exact need plus N%, printed. */
+static int parse_auto(struct mkfs_opts *o)
+{
+	struct e3_copyin_need need;
+	struct e3_mkfs_geometry g;
+	const char *rest = o->size_arg + 4;
+	uint64_t pct = 0;
+	char num[16];
+	errcode_t err;
+	size_t len;
+
+	if (*rest) {
+		len = strlen(rest);
+		if (rest[0] != '+' || len < 3 || len > 8 || rest[len - 1] != '%')
+			goto bad;
+		memcpy(num, rest + 1, len - 2);
+		num[len - 2] = '\0';
+		if (parse_uint(num, 0, 1000, &pct))
+			goto bad;
+	}
+	if (!o->nsrcs) {
+		tool_error(o->image, E3_BAD_SIZE, "'%s' needs -d SRC", o->size_arg);
+		return 1;
+	}
+	err = e3_copyin_auto_size(o->srcs, o->nsrcs, (unsigned)pct, &o->params,
+				  &g, &need);
+	if (err) {
+		tool_error(o->image, err, "sizing for the sources");
+		return 1;
+	}
+	if (!o->quiet)
+		printf("auto size: %" PRIu64 " bytes (%" PRIu64 " blocks of %u) for "
+		       "%" PRIu64 " blocks and %" PRIu64 " inodes of input + %"
+		       PRIu64 "%%\n", o->params.size, g.blocks, g.block_size,
+		       need.blocks, need.inodes, pct);
+	return 0;
+bad:
+	tool_error(o->image, E3_BAD_SIZE, "'%s' (auto or auto+N%%)", o->size_arg);
+	return 1;
+}
+
+static void on_copy_event(void *ctx, enum e3_copyin_event ev, const char *path,
+			  errcode_t err, const struct e3_copyin_stats *st)
+{
+	(void)ctx; (void)st;
+	if (ev == E3_CP_SKIP)
+		tool_error(path, err, "skipped");
+	else if (ev == E3_CP_ERROR)
+		tool_error(path, err, NULL);
+}
+
+/* -d: the new image filled through the copy-in engine. */
+static int fill(struct mkfs_opts *o)
+{
+	struct e3_open_opts oo = { .flags = E3_OPEN_WRITE };
+	struct e3_copyin_opts co = { .dest = "/", .clamp_time = -1,
+				     .event = on_copy_event };
+	struct e3_copyin_stats st = { 0 };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	e3_image_t *img;
+	errcode_t err, err2;
+
+	co.threads = ncpu > 0 ? (unsigned)ncpu : 1;
+	if (o->params.have_epoch) {
+		co.clamp_time = o->params.epoch;
+		co.reproducible = 1;
+		oo.commit_interval = 1000000;
+	}
+	err = e3_image_open(o->image, &oo, &img);
+	if (err) {
+		tool_error(o->image, err, NULL);
+		return 1;
+	}
+	err = e3_copyin_run(img, o->srcs, o->nsrcs, &co, &st, NULL, NULL);
+	err2 = e3_image_close(img);
+	if (err || err2) {
+		tool_error(o->image, err ? err : err2, "copying in");
+		return 1;
+	}
+	if (!o->quiet)
+		printf("%s: %" PRIu64 " entries, %" PRIu64 " bytes copied in\n",
+		       o->image, st.files, st.bytes);
+	return st.skipped || st.errors ? 1 : 0;
+}
+
 /* validate → check the target → compute; returns the exit status. */
 static int plan(struct mkfs_opts *o, struct e3_mkfs_geometry *g)
 {
@@ -362,7 +460,10 @@ static int plan(struct mkfs_opts *o, struct e3_mkfs_geometry *g)
 		tool_error(o->image, 0, "%s", o->err_detail);
 		return 1;
 	}
-	if (o->size_arg && (parse_size(o->size_arg, &p->size) || !p->size)) {
+	if (o->size_arg && strncmp(o->size_arg, "auto", 4) == 0) {
+		if (parse_auto(o))
+			return 1;
+	} else if (o->size_arg && (parse_size(o->size_arg, &p->size) || !p->size)) {
 		tool_error(o->image, 0, "bad size '%s' (a number with K, M, G or T)",
 			   o->size_arg);
 		return 1;
@@ -434,5 +535,5 @@ int main(int argc, char **argv)
 	}
 	if (!o.quiet)
 		printf("%s: ext3 filesystem written\n", o.image);
-	return 0;
+	return o.nsrcs ? fill(&o) : 0;
 }

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# bench/copyin.sh [--quick] [--runs N] [--only disk|shm]
+# Copy-in, side by side in one run: e3cp -j1, e3cp -j2, e3mkfs -d,
+# mke2fs -t ext3 -d, genext2fs + tune2fs -j, and (root) cp -a onto a loop
+# mount, on the three corpora of bench/mkcorpus.sh; the image on disk
+# (every tool's image synced) and on /dev/shm. Same image size and 4 KiB
+# blocks for every tool. Prints a Markdown table: median wall time of N
+# runs (default 3), files/s, MB/s, peak RSS, e2fsck's non-contiguous %,
+# runs per file and excess runs (bench/cplayout), and the write bound (the
+# corpus' bytes written once to the same place, synced).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+export PATH="$top/misc:/sbin:/usr/sbin:$PATH"
+quick="" runs=3 only=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=--quick; runs=1 ;;
+	--runs) runs=$2; shift ;;
+	--only) only=$2; shift ;;
+	*) echo "usage: $0 [--quick] [--runs N] [--only disk|shm]" >&2; exit 2 ;;
+	esac
+	shift
+done
+corpus=/tmp/e3bench-corpus${quick:+-quick}
+bash "$top/bench/mkcorpus.sh" "$corpus" $quick >&2 || exit 2
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# tool_cmd TOOL SRC IMG SIZE_MIB INODES: the shell command for one run
+tool_cmd() {
+	local t=$1 src=$2 img=$3 mib=$4 ino=$5
+	case $t in
+	e3cp-j1|e3cp-j2)
+		echo "e3mkfs -q -F -b 4096 -N $ino $img ${mib}M && e3cp --quiet -j${t#e3cp-j} $src $img" ;;
+	e3mkfs-d)
+		echo "e3mkfs -q -F -b 4096 -N $ino -d $src $img ${mib}M" ;;
+	mke2fs-d)
+		echo "mke2fs -q -F -t ext3 -b 4096 -N $ino -d $src $img ${mib}M" ;;
+	genext2fs)
+		echo "genext2fs -B 4096 -b $((mib * 256)) -N $ino -d $src $img && tune2fs -j $img >/dev/null" ;;
+	cp-a)
+		echo "mke2fs -q -F -t ext3 -b 4096 -N $ino $img ${mib}M && mount -o loop $img $img.mnt && cp -a $src/. $img.mnt/ && umount $img.mnt" ;;
+	esac
+}
+
+run_one() {	# TOOL SRC IMG MIB INODES -> "wall rss_kib"
+	local cmd
+	cmd=$(tool_cmd "$@")
+	rm -f "$3"; mkdir -p "$3.mnt"
+	sync
+	/usr/bin/time -f '%e %M' -o "$3.time" bash -c "$cmd && sync -f $3" >/dev/null 2>&1 ||
+		echo "failed: $cmd" >&2
+	tail -1 "$3.time"
+	rm -f "$3.time"
+}
+
+tools="e3cp-j1 e3cp-j2 e3mkfs-d mke2fs-d genext2fs"
+[ "$(id -u)" -eq 0 ] && tools="$tools cp-a"
+places="disk shm"
+[ -n "$only" ] && places=$only
+
+echo "| where | corpus | tool | wall s | files/s | MB/s | peak RSS MiB | non-contig % | runs/file | excess runs |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for where in $places; do
+	if [ "$where" = shm ]; then base=/dev/shm/e3bench; else base=/tmp/e3bench-img; fi
+	mkdir -p "$base"
+	for c in real small big; do
+		src=$corpus/$c
+		files=$(find "$src" | wc -l)
+		bytes=$(du -sb "$src" | cut -f1)
+		mib=$(( bytes * 3 / 2 / 1048576 + 64 ))
+		ino=$(( files * 2 + 1024 ))
+		# the write bound: the bytes once, to the same place, synced
+		/usr/bin/time -f '%e' -o "$base/wb.time" dd if=/dev/zero of="$base/wb" \
+			bs=1M count=$((bytes / 1048576 + 1)) conv=fsync status=none
+		wb=$(tail -1 "$base/wb.time")
+		rm -f "$base/wb" "$base/wb.time"
+		echo "| $where | $c | write bound | $wb | | $(awk -v b="$bytes" -v t="$wb" 'BEGIN{printf "%.0f", (t > 0 ? b / t / 1e6 : 0)}') | | | | |"
+		for t in $tools; do
+			img=$base/$c-$t.img
+			walls=() rss=()
+			for r in $(seq 1 "$runs"); do
+				read -r w m < <(run_one "$t" "$src" "$img" "$mib" "$ino")
+				walls+=("$w"); rss+=("$m")
+			done
+			w=$(printf '%s\n' "${walls[@]}" | median)
+			m=$(printf '%s\n' "${rss[@]}" | median)
+			nc=$(e2fsck -fn "$img" 2>/dev/null | sed -n 's/.*(\([0-9.]*\)% non-contiguous).*/\1/p')
+			lay=$("$top/bench/cplayout" "$img" 2>/dev/null)
+			rpf=$(awk '{print $4}' <<<"$lay"); ex=$(awk '{print $6}' <<<"$lay")
+			awk -v where="$where" -v c="$c" -v t="$t" -v w="$w" -v f="$files" \
+			    -v b="$bytes" -v m="$m" -v nc="$nc" -v rpf="$rpf" -v ex="$ex" 'BEGIN {
+				printf "| %s | %s | %s | %.2f | %.0f | %.0f | %.0f | %s | %s | %s |\n",
+				where, c, t, w, (w > 0 ? f / w : 0), (w > 0 ? b / w / 1e6 : 0),
+				m / 1024, nc, rpf, ex }'
+			rm -rf "$img" "$img.mnt"
+		done
+	done
+	rm -rf "$base"
+done
