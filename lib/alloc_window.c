@@ -29,11 +29,13 @@
  * our own headroom — except the gap right after our own window, where we
  * grow in place into our own headroom. If no such gap turns up within a
  * budget of ROOM_WALK_MAX windows stepped over (the goal group, then the
- * others), the walk is redone exactly as ext3 (headroom 0), then
- * windowless: the policy only spaces windows out, it never reports the
- * image full. Window
- * sizes stay ext3's (8, doubling when more than half used, cap 1027), and
- * list and rbtree run the same walk. Limits: the walk looks at the headroom
+ * others), or if the headroom of all open windows plus ours is more than
+ * the free blocks (then no gap can hold it; the set keeps the sum, so this
+ * costs O(groups) and keeps crowded images at ext3's cost), the walk is
+ * redone exactly as ext3 (headroom 0), then windowless: the policy only
+ * spaces windows out, it never reports the image full. Window sizes stay
+ * ext3's (8, doubling when more than half used, cap 1027), and list and
+ * rbtree run the same walk. Limits: the walk looks at the headroom
  * of the windows it meets from the one at or before the goal, not of
  * earlier windows whose headroom reaches further; hinted runs (find_run)
  * avoid windows but not headroom, so booked hinted placement does not
@@ -159,7 +161,7 @@ static uint32_t growth_headroom(uint64_t size)
 static int new_window(struct e3_alloc *a, struct e3_rsv *r, blk64_t gs,
 		      blk64_t ge, blk64_t goal, int *room)
 {
-	blk64_t search = goal != E3_NOBLK ? goal : gs, size, cur, b, reach;
+	blk64_t search = goal != E3_NOBLK ? goal : gs, size, cur, b, reach, free;
 	struct e3_rsv *rsv, *prev, *next;
 	uint32_t own;
 
@@ -172,7 +174,14 @@ static int new_window(struct e3_alloc *a, struct e3_rsv *r, blk64_t gs,
 		r->goal_size = (uint32_t)size;
 	}
 	own = growth_headroom(size);
+	free = room ? e3_alloc_free_count(a) : 0;
 	pthread_mutex_lock(&a->rsv_lock);
+	/* More headroom promised than free blocks: no gap will have room. */
+	if (room && a->set.headroom - (r->linked ? r->headroom : 0) + own +
+	    size > free) {
+		*room = 0;
+		goto fail;
+	}
 	for (;;) {
 		rsv = rsv_set_find(&a->set, search, r);
 		cur = search;
@@ -203,7 +212,7 @@ static int new_window(struct e3_alloc *a, struct e3_rsv *r, blk64_t gs,
 			r->end = cur + size - 1 < a->nblocks ? cur + size - 1
 				: a->nblocks - 1;
 		}
-		r->headroom = own;
+		rsv_set_headroom(&a->set, r, own);
 		r->alloc_hit = 0;
 		__atomic_fetch_add(&a->n_window_allocs, 1, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&a->rsv_lock);
@@ -421,7 +430,7 @@ static int book_hinted(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal)
 	drop_chain(a, r);
 	rsv_set_remove(&a->set, r);
 	r->start = r->end = 0;
-	r->headroom = 0;
+	rsv_set_headroom(&a->set, r, 0);
 	while (left && booked < MAX_CHAIN && pick_run(a, goal, left, &s, &e)) {
 		if (booked && !(w = calloc(1, sizeof(*w))))
 			break;

@@ -41,6 +41,7 @@ void rsv_set_init(struct rsv_set *s, enum e3_alloc_mode mode,
 	else
 		RB_INSERT(rsv_rb, &s->rb, &s->dummy);
 	s->count = 0;
+	s->headroom = 0;
 	s->first = first;
 	s->last = last;
 }
@@ -92,6 +93,7 @@ errcode_t rsv_set_insert(struct rsv_set *s, struct e3_rsv *r,
 		RB_INSERT(rsv_rb, &s->rb, r);
 	r->linked = 1;
 	s->count++;
+	s->headroom += r->headroom;
 	RSV_DEBUG_CHECK(s);
 	return 0;
 }
@@ -106,7 +108,15 @@ void rsv_set_remove(struct rsv_set *s, struct e3_rsv *r)
 		RB_REMOVE(rsv_rb, &s->rb, r);
 	r->linked = 0;
 	s->count--;
+	s->headroom -= r->headroom;
 	RSV_DEBUG_CHECK(s);
+}
+
+void rsv_set_headroom(struct rsv_set *s, struct e3_rsv *r, uint32_t h)
+{
+	if (r->linked && r != &s->dummy)
+		s->headroom = s->headroom - r->headroom + h;
+	r->headroom = h;
 }
 
 static bool __attribute__((format(printf, 3, 4)))
@@ -125,7 +135,7 @@ fail(char *why, size_t whylen, const char *fmt, ...)
 bool rsv_set_check(struct rsv_set *s, char *why, size_t whylen)
 {
 	struct e3_rsv *r, *prev = NULL;
-	unsigned long long n = 0;
+	unsigned long long n = 0, h = 0;
 
 	r = is_list(s) ? TAILQ_FIRST(&s->list) : RB_MIN(rsv_rb, &s->rb);
 	if (r != &s->dummy)
@@ -137,6 +147,7 @@ bool rsv_set_check(struct rsv_set *s, char *why, size_t whylen)
 		if (r == &s->dummy)
 			continue;
 		n++;
+		h += r->headroom;
 		if (r->end < r->start || r->start < s->first || r->end > s->last)
 			return fail(why, whylen, "window [%llu, %llu] outside "
 				    "the filesystem [%llu, %llu]", r->start,
@@ -149,5 +160,8 @@ bool rsv_set_check(struct rsv_set *s, char *why, size_t whylen)
 	if (n != s->count)
 		return fail(why, whylen, "%llu windows linked, count says %llu",
 			    n, (unsigned long long)s->count);
+	if (h != s->headroom)
+		return fail(why, whylen, "linked windows' headroom %llu, sum "
+			    "says %llu", h, (unsigned long long)s->headroom);
 	return true;
 }

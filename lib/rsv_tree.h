@@ -21,6 +21,7 @@ struct rsv_set {
 	struct rsv_list list;
 	struct e3_rsv dummy;		/* [0, 0], always linked */
 	uint64_t count;			/* windows, dummy excluded */
+	uint64_t headroom;		/* sum of the linked windows' headroom */
 	blk64_t first, last;		/* windows must lie in [first, last] */
 };
 
@@ -39,7 +40,11 @@ struct e3_rsv *rsv_set_next(struct rsv_set *s, struct e3_rsv *r);
 errcode_t rsv_set_insert(struct rsv_set *s, struct e3_rsv *r,
 			 struct e3_rsv *prev);
 void rsv_set_remove(struct rsv_set *s, struct e3_rsv *r);
-/* Ordered, no overlaps, inside [first, last], count matches the links. */
+/* Sets r->headroom, keeping the set's sum right whether r is linked or
+ * not (a linked window's headroom is counted in s->headroom). */
+void rsv_set_headroom(struct rsv_set *s, struct e3_rsv *r, uint32_t h);
+/* Ordered, no overlaps, inside [first, last], count and headroom sum
+ * match the links. */
 bool rsv_set_check(struct rsv_set *s, char *why, size_t whylen);
 
 #endif

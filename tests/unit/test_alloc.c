@@ -126,20 +126,20 @@ static const struct cmd script[] = {
 	 * metadata). */
 	{ NEW, 1, 66, 0, 1, 0, 0 },
 	{ ALLOC, 1, 2, 0, 0, 5129, 2 },
-	/* C: inode 67, colour 0, goal 2049. With headroom: the gap before A
-	 * is 11 blocks, not 8 + 3059; every group starts inside A's or B's
-	 * headroom (B reaches 8193) or has only the gap before A, too small.
-	 * So plain ext3: the gap
-	 * before A fits 8 ([2049, 2056]) but its first free block is 2064,
-	 * beyond it; the search restarts at 2064, skips A and books [2068,
-	 * 2075]. */
+	/* C: inode 67, colour 0, goal 2049. A's and B's headroom (2 x 3059)
+	 * plus C's window and headroom (8 + 3059) is more than the image's
+	 * free blocks (under 8192), so no walk with headroom: plain ext3.
+	 * The gap before A fits 8 ([2049, 2056]) but its first free block is
+	 * 2064, beyond it; the search restarts at 2064, skips A and books
+	 * [2068, 2075]. */
 	{ NEW, 2, 67, 0, 0, 0, 0 },
 	{ ALLOC, 2, 3, 0, 0, 2068, 3 },
 	/* A fills the rest of its window ... */
 	{ ALLOC, 0, 4, 0, 0, 2064, 4 },
-	/* ... so hit 8 > 8/2 doubles the next window to 16. C right after A
-	 * is in the way; no room anywhere (as for C), so plain ext3: after
-	 * C, [2076, 2091]. */
+	/* ... so hit 8 > 8/2 doubles the next window to 16. Headroom again
+	 * exceeds the free blocks (B's and C's 3059 each, A's new 3043 + 16),
+	 * so plain ext3: C right after A is in the way; after C, [2076,
+	 * 2091]. */
 	{ ALLOC, 0, 1, 0, 0, 2076, 1 },
 	/* B closes: its window goes, its two blocks stay. */
 	{ DISCARD, 1, 0, 0, 0, 0, 0 },
@@ -147,8 +147,9 @@ static const struct cmd script[] = {
 	 * after it now), all free. */
 	{ ALLOC, 0, 40, 0, 0, 2077, 40 },
 	/* Goal 2117 is past the window; hit 41 > 41/2: the next window is
-	 * 32 and the gap right after our own window needs no headroom (we
-	 * grow in place): [2117, 2148]. */
+	 * 32. With B gone the headroom fits (C's 3059 + A's 3011 + 32), and
+	 * the gap right after our own window needs no headroom (we grow in
+	 * place): [2117, 2148]. */
 	{ ALLOC, 0, 9, 0, 0, 2117, 9 },
 	/* C continues in its own window. */
 	{ ALLOC, 2, 5, 0, 0, 2071, 5 },
