@@ -60,6 +60,11 @@ blk64_t e3_rsv_goal(struct e3_alloc *a, struct e3_rsv *r);
  * last resort, so a full image is never reported falsely). */
 errcode_t e3_alloc_blocks(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal,
 			  blk64_t count, blk64_t *start, blk64_t *got);
+/* Books a size-hinted file's window now (a no-op without a hint or in
+ * `none` mode) instead of at its first e3_alloc_blocks: see DETERMINISM
+ * above. E3_IMAGE_FULL if no block outside other windows is free (the
+ * file's allocations will then fall back to windowless). */
+errcode_t e3_rsv_book(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal);
 /* Drops r's window (file closed or failed); unused reserved blocks return
  * to the pool. */
 void e3_rsv_discard(struct e3_alloc *a, struct e3_rsv *r);
