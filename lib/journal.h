@@ -31,5 +31,11 @@ void e3_journal_revoke(struct e3_journal *j, blk64_t blk);
 errcode_t e3_journal_stop(struct e3_journal *j);
 /* Unwraps and frees without writing: the image is as of the last commit. */
 void e3_journal_abort(struct e3_journal *j);
+/* The fault layer (E3_FAULT, see fault.h) for writes that bypass the
+ * journal's channel: the load layer calls it before each pwrite of file
+ * data, so crash sweeps cover data writes too. 0, or the injected error
+ * (EIO/ENOSPC), or the process dies. j may be NULL (no journal: 0).
+ * Thread-safe, needs no lock. */
+errcode_t e3_journal_fault_write(struct e3_journal *j);
 
 #endif

@@ -1,0 +1,77 @@
+/*
+ * fault.c: the fault layer behind E3_FAULT (see fault.h). Killing the
+ * process from lib/ is the one exception to "lib never exits": it is the
+ * crash the tests need, and only happens when the variable asks for it.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fault.h"
+#include "e3_err.h"
+
+static const struct {
+	const char *name;
+	enum e3_fault_kind kind;
+} fault_names[] = {
+	{ "kill", E3_FAULT_KILL },
+	{ "eio", E3_FAULT_EIO },
+	{ "enospc", E3_FAULT_ENOSPC },
+	{ "stop-after-commit", E3_FAULT_STOP_AFTER_COMMIT },
+};
+
+errcode_t e3_fault_parse(struct e3_fault *f, const char *spec)
+{
+	const char *colon;
+	char *end;
+	unsigned long long n;
+
+	memset(f, 0, sizeof(*f));
+	if (!spec || !*spec)
+		return 0;
+	colon = strchr(spec, ':');
+	if (!colon)
+		return E3_BAD_OPTION;
+	errno = 0;
+	n = strtoull(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || n == 0)
+		return E3_BAD_OPTION;
+	for (size_t i = 0; i < sizeof(fault_names) / sizeof(*fault_names); i++)
+		if (strlen(fault_names[i].name) == (size_t)(colon - spec) &&
+		    strncmp(spec, fault_names[i].name, colon - spec) == 0) {
+			f->kind = fault_names[i].kind;
+			f->at = n;
+			return 0;
+		}
+	return E3_BAD_OPTION;
+}
+
+errcode_t e3_fault_write(struct e3_fault *f)
+{
+	uint64_t n;
+
+	if (!f || f->kind == E3_FAULT_NONE || f->kind == E3_FAULT_STOP_AFTER_COMMIT)
+		return 0;
+	n = __atomic_add_fetch(&f->writes, 1, __ATOMIC_SEQ_CST);
+	if (n != f->at)
+		return 0;
+	switch (f->kind) {
+	case E3_FAULT_KILL:
+		raise(SIGKILL);
+		_exit(137);	/* not reached */
+	case E3_FAULT_EIO:
+		return EIO;
+	case E3_FAULT_ENOSPC:
+		return ENOSPC;
+	default:
+		return 0;
+	}
+}
+
+void e3_fault_committed(struct e3_fault *f, uint64_t n)
+{
+	if (f && f->kind == E3_FAULT_STOP_AFTER_COMMIT && n == f->at)
+		_exit(0);
+}

@@ -1,0 +1,42 @@
+/*
+ * fault.h: crash and error injection for the crash tests (STYLE habit 11).
+ * Read once from the environment when a journal starts:
+ *   E3_FAULT=kill:N               SIGKILL the process at the N-th write
+ *   E3_FAULT=eio:N | enospc:N     the N-th write fails with EIO / ENOSPC
+ *   E3_FAULT=stop-after-commit:N  _exit(0) right after the N-th commit,
+ *                                 leaving it un-checkpointed in the log
+ * "Writes" are every write that reaches the image file: the journal's log,
+ * checkpoint and superblock writes, and file data written by the load
+ * layer, which calls e3_journal_fault_write() before each pwrite. The
+ * state lives in the journal (no globals); the counter is atomic because
+ * data writers run without fs_lock.
+ */
+#ifndef E3_FAULT_H
+#define E3_FAULT_H
+
+#include <stdint.h>
+#include <ext2fs/ext2fs.h>
+
+enum e3_fault_kind {
+	E3_FAULT_NONE = 0,
+	E3_FAULT_KILL,
+	E3_FAULT_EIO,
+	E3_FAULT_ENOSPC,
+	E3_FAULT_STOP_AFTER_COMMIT,
+};
+
+struct e3_fault {
+	enum e3_fault_kind kind;
+	uint64_t at;			/* the N of the spec, >= 1 */
+	uint64_t writes;		/* [atomic] writes seen so far */
+};
+
+/* Parses spec (NULL or "" = no fault). E3_BAD_OPTION when malformed. */
+errcode_t e3_fault_parse(struct e3_fault *f, const char *spec);
+/* Call before a write reaches the disk: kills, or returns the injected
+ * error for the N-th write, else 0. Thread-safe. */
+errcode_t e3_fault_write(struct e3_fault *f);
+/* Call after a commit is durable (commit number n, from 1). */
+void e3_fault_committed(struct e3_fault *f, uint64_t n);
+
+#endif

@@ -1,0 +1,584 @@
+/*
+ * file.c: regular files being loaded — create, append, write at an offset
+ * (holes stay unallocated), set the size, close.
+ *
+ * The data path never takes fs_lock: blocks come from the allocator
+ * (which claims them in its own bitmap mirror), the block map grows in
+ * memory (blockmap.c), and data goes out with pwrite(img->fd) in buffers
+ * of up to E3_WRITE_BUFFER bytes that are contiguous on disk. fs_lock is
+ * taken to create the inode, to write out an indirect block whose range is
+ * full, and at close, when the blocks are made to count in libext2fs and
+ * the block map, size and block count reach the inode — one atomic
+ * operation, so the image is consistent at every journal commit: before
+ * close the file is an empty inode.
+ *
+ * Each request to the allocator covers the new indirect blocks and the
+ * data blocks of the rest of the write (or of the size hint), and the
+ * returned run is consumed in order — indirect blocks first — so every
+ * IND/DIND/TIND block lands right before the data it maps (ext3-facts
+ * §2.2).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "load_int.h"
+#include "file_int.h"
+#include "journal.h"
+
+/* ---- indirect block I/O (blockmap callbacks) ------------------------- */
+
+static errcode_t ind_read(void *ctx, blk64_t blk, void *buf)
+{
+	struct e3_file *f = ctx;
+	errcode_t err;
+
+	e3_fs_lock(f->img);
+	err = io_channel_read_blk64(f->img->fs->io, blk, 1, buf);
+	e3_fs_unlock(f->img);
+	return err;
+}
+
+/* A full indirect block written while the file is still open: an atomic
+ * operation of its own (nothing references it until close). At close
+ * (fs_held) the caller holds fs_lock and ends the operation itself. */
+static errcode_t ind_write(void *ctx, blk64_t blk, const void *buf)
+{
+	struct e3_file *f = ctx;
+	errcode_t err;
+
+	if (f->fs_held)
+		return io_channel_write_blk64(f->img->fs->io, blk, 1, buf);
+	e3_fs_lock(f->img);
+	err = io_channel_write_blk64(f->img->fs->io, blk, 1, buf);
+	if (!err)
+		err = e3_op_end(f->img);
+	e3_fs_unlock(f->img);
+	return err;
+}
+
+/* ---- claimed runs ------------------------------------------------------ */
+
+/* The next block of the current run; a new run of want blocks is asked
+ * for when it is used up. */
+static errcode_t take_block(struct e3_file *f, blk64_t want, blk64_t *blk)
+{
+	struct e3_alloc *a = f->img->alloc;
+	struct e3_run *r = f->nruns ? &f->runs[f->nruns - 1] : NULL;
+	blk64_t start, got;
+	errcode_t err;
+
+	if (!r || r->used == r->len) {
+		if (want < 1)
+			want = 1;
+		err = e3_alloc_blocks(a, &f->rsv, e3_rsv_goal(a, &f->rsv),
+				      want, &start, &got);
+		if (err)
+			return err;
+		if (r && r->start + r->len == start) {
+			r->len += got;		/* contiguous: one run */
+		} else {
+			if (f->nruns == f->capruns) {
+				size_t cap = f->capruns ? f->capruns * 2 : 8;
+				struct e3_run *nr = realloc(f->runs,
+							cap * sizeof(*nr));
+
+				if (!nr) {
+					e3_alloc_unclaim(a, start, got);
+					return ENOMEM;
+				}
+				f->runs = nr;
+				f->capruns = cap;
+			}
+			r = &f->runs[f->nruns++];
+			r->start = start;
+			r->len = got;
+			r->used = 0;
+		}
+	}
+	*blk = r->start + r->used++;
+	return 0;
+}
+
+/* Puts the last n taken blocks back into their runs (a failed mapping). */
+static void untake_blocks(struct e3_file *f, unsigned n)
+{
+	for (size_t i = f->nruns; n && i > 0; i--) {
+		struct e3_run *r = &f->runs[i - 1];
+
+		while (n && r->used) {
+			r->used--;
+			n--;
+		}
+	}
+}
+
+/* The physical block of lblk, allocating it (and the indirect blocks
+ * above it) when it is a hole. ndata: data blocks this write (or the size
+ * hint) still needs from lblk on, for sizing the allocator request. */
+static errcode_t map_block(struct e3_file *f, uint64_t lblk, uint64_t ndata,
+			   blk64_t *pblk, int *fresh)
+{
+	blk64_t meta[3], want;
+	unsigned nmeta, taken = 0;
+	errcode_t err;
+
+	err = bm_lookup(&f->bm, lblk, pblk);
+	if (err || *pblk) {
+		*fresh = 0;
+		return err;
+	}
+	if (lblk >= bm_max_blocks(&f->bm))
+		return E3_FILE_TOO_BIG;
+	err = bm_missing(&f->bm, lblk, &nmeta);
+	if (err)
+		return err;
+	if (ndata > bm_max_blocks(&f->bm) - lblk)
+		ndata = bm_max_blocks(&f->bm) - lblk;
+	want = nmeta + ndata + bm_meta_between(f->bm.P, lblk, lblk + ndata);
+	for (unsigned i = 0; i < nmeta; i++, taken++) {
+		err = take_block(f, want - taken, &meta[i]);
+		if (err)
+			goto fail;
+	}
+	err = take_block(f, want - taken, pblk);
+	if (err)
+		goto fail;
+	taken++;
+	err = bm_set(&f->bm, lblk, *pblk, meta, nmeta);
+	if (err)
+		goto fail;
+	*fresh = 1;
+	return 0;
+fail:
+	untake_blocks(f, taken);
+	*pblk = 0;
+	return err;
+}
+
+/* ---- write-behind buffer ----------------------------------------------- */
+
+static errcode_t pwrite_all(int fd, const char *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (n == 0)
+			return EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static errcode_t pread_all(int fd, char *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (n == 0) {		/* past the end of a sparse image */
+			memset(p, 0, len);
+			return 0;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static errcode_t buf_flush(struct e3_file *f)
+{
+	errcode_t err;
+
+	if (!f->buf_n)
+		return 0;
+	err = pwrite_all(f->img->fd, f->buf, f->buf_n * f->bm.bs,
+			 (uint64_t)f->buf_pblk * f->bm.bs);
+	f->buf_n = 0;
+	return err;
+}
+
+/* A slot in the buffer for lblk at pblk, holding the block's current
+ * contents when only part of it is about to be written. */
+static errcode_t buf_slot(struct e3_file *f, uint64_t lblk, blk64_t pblk,
+			  int fresh, int partial, char **slot)
+{
+	unsigned bs = f->bm.bs;
+	errcode_t err;
+
+	if (!(f->buf_n && lblk == f->buf_lblk + f->buf_n &&
+	      pblk == f->buf_pblk + f->buf_n && f->buf_n < f->buf_max)) {
+		err = buf_flush(f);
+		if (err)
+			return err;
+		f->buf_lblk = lblk;
+		f->buf_pblk = pblk;
+	}
+	if (f->buf_n == f->buf_cap) {
+		size_t cap = f->buf_cap ? f->buf_cap * 2 : 16;
+		char *nb;
+
+		if (cap > f->buf_max)
+			cap = f->buf_max;
+		nb = realloc(f->buf, cap * bs);
+		if (!nb)
+			return ENOMEM;
+		f->buf = nb;
+		f->buf_cap = cap;
+	}
+	*slot = f->buf + f->buf_n * bs;
+	if (partial) {
+		if (fresh)
+			memset(*slot, 0, bs);
+		else if ((err = pread_all(f->img->fd, *slot, bs,
+					  (uint64_t)pblk * bs)))
+			return err;
+	}
+	f->buf_n++;
+	return 0;
+}
+
+static errcode_t write_at(struct e3_file *f, const char *src, size_t len,
+			  uint64_t off)
+{
+	unsigned bs = f->bm.bs;
+	uint64_t end = off + len;
+	uint64_t end_blk = (end + bs - 1) / bs;
+	errcode_t err = 0;
+
+	if (end < off)
+		return E3_FILE_TOO_BIG;
+	while (len) {
+		uint64_t lblk = off / bs;
+		size_t boff = off % bs, n = bs - boff;
+		char *slot;
+
+		if (n > len)
+			n = len;
+		if (f->buf_n && lblk >= f->buf_lblk &&
+		    lblk < f->buf_lblk + f->buf_n) {
+			slot = f->buf + (lblk - f->buf_lblk) * bs;
+		} else {
+			uint64_t ndata = end_blk - lblk;
+			blk64_t pblk;
+			int fresh;
+
+			if (f->hint_blocks > lblk && f->hint_blocks - lblk > ndata)
+				ndata = f->hint_blocks - lblk;
+			err = map_block(f, lblk, ndata, &pblk, &fresh);
+			if (err)
+				break;
+			err = buf_slot(f, lblk, pblk, fresh, n < bs, &slot);
+			if (err)
+				break;
+		}
+		memcpy(slot + boff, src, n);
+		off += n;
+		src += n;
+		len -= n;
+		if (off > f->size)
+			f->size = off;
+	}
+	return err;
+}
+
+/* ---- the public calls ---------------------------------------------------- */
+
+static errcode_t file_new(struct e3_image *img, ext2_ino_t ino,
+			  uint64_t size_hint, struct e3_file **ret)
+{
+	struct e3_file *f = calloc(1, sizeof(*f));
+	struct bm_io io = { ind_read, ind_write, NULL };
+	unsigned bs = img->fs->blocksize;
+	uint64_t hint_total = 0;
+
+	if (!f)
+		return ENOMEM;
+	pthread_mutex_init(&f->lock, NULL);
+	f->img = img;
+	f->ino = ino;
+	io.ctx = f;
+	bm_init(&f->bm, bs, &io);
+	f->buf_max = img->load->write_buffer / bs;
+	if (f->buf_max < 1)
+		f->buf_max = 1;
+	if (size_hint != E3_SIZE_UNKNOWN) {
+		f->hint_blocks = (size_hint + bs - 1) / bs;
+		hint_total = bm_blocks_for(f->bm.P, f->hint_blocks);
+	}
+	/* ext3 colours a writer's first goal by its process id; a thread
+	 * is our writer */
+	e3_rsv_init(img->alloc, &f->rsv, ino, hint_total,
+		    (unsigned)gettid() & 15);
+	*ret = f;
+	return 0;
+}
+
+static void file_free(struct e3_file *f)
+{
+	bm_free(&f->bm);
+	free(f->runs);
+	free(f->buf);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+void e3_file_drop(struct e3_file *f)
+{
+	struct e3_alloc *a = f->img->alloc;
+
+	for (size_t i = 0; i < f->nruns; i++)
+		e3_alloc_unclaim(a, f->runs[i].start, f->runs[i].len);
+	e3_rsv_discard(a, &f->rsv);
+	file_free(f);
+}
+
+static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
+			      const char *name, const struct e3_attr *attr,
+			      ext2_ino_t *ret)
+{
+	ext2_filsys fs = img->fs;
+	struct ext2_inode_large *inode;
+	struct e3_attr a = *attr;
+	ext2_ino_t ino;
+	errcode_t err;
+
+	err = e3_check_new_entry(fs, parent, name, 0);
+	if (err)
+		return err;
+	inode = e3_inode_alloc(fs);
+	if (!inode)
+		return ENOMEM;
+	err = e3_ialloc(img, parent, 0, &ino);
+	if (err)
+		goto out;
+	a.mode = LINUX_S_IFREG | (attr->mode & 07777);
+	e3_inode_init(fs, inode, &a, 1);
+	err = ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
+				      EXT2_INODE_SIZE(fs->super));
+	if (!err)
+		err = e3_dir_add(fs, parent, name, ino, a.mode);
+	if (err) {
+		memset(inode, 0, EXT2_INODE_SIZE(fs->super));
+		ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
+					EXT2_INODE_SIZE(fs->super));
+		e3_ifree(fs, ino, 0);
+		goto out;
+	}
+	*ret = ino;
+out:
+	free(inode);
+	return err;
+}
+
+errcode_t e3_create(e3_image_t *img, ext2_ino_t parent, const char *name,
+		    const struct e3_attr *attr, uint64_t size_hint,
+		    e3_file_t **ret)
+{
+	struct e3_file *f;
+	ext2_ino_t ino = 0;
+	errcode_t err, err2;
+
+	if ((attr->mode & S_IFMT) && !S_ISREG(attr->mode))
+		return E3_BAD_FILE_TYPE;
+	if (!img->load)
+		return E3_IMAGE_READONLY;
+	e3_fs_lock(img);
+	err = create_inode(img, parent, name, attr, &ino);
+	err2 = e3_op_end(img);
+	e3_fs_unlock(img);
+	if (err || err2)
+		return err ? err : err2;
+	err = file_new(img, ino, size_hint, &f);
+	if (err)
+		return err;	/* the image keeps an empty file */
+	/* a hinted file books its whole window now, in create order, so
+	 * the layout does not depend on which thread writes first; a full
+	 * image only means the file goes windowless */
+	e3_fs_lock(img);
+	err = e3_rsv_book(img->alloc, &f->rsv, e3_rsv_goal(img->alloc, &f->rsv));
+	e3_fs_unlock(img);
+	if (err && err != E3_IMAGE_FULL) {
+		e3_file_drop(f);
+		return err;
+	}
+	e3_load_file_add(img, f);
+	*ret = f;
+	return 0;
+}
+
+ext2_ino_t e3_file_ino(e3_file_t *f)
+{
+	return f->ino;
+}
+
+errcode_t e3_file_pwrite(e3_file_t *f, const void *buf, size_t len,
+			 uint64_t offset)
+{
+	errcode_t err;
+
+	pthread_mutex_lock(&f->lock);
+	err = f->closed ? E3_FILE_CLOSED : write_at(f, buf, len, offset);
+	pthread_mutex_unlock(&f->lock);
+	return err;
+}
+
+errcode_t e3_file_write(e3_file_t *f, const void *buf, size_t len)
+{
+	errcode_t err;
+
+	pthread_mutex_lock(&f->lock);
+	err = f->closed ? E3_FILE_CLOSED : write_at(f, buf, len, f->size);
+	pthread_mutex_unlock(&f->lock);
+	return err;
+}
+
+errcode_t e3_file_set_size(e3_file_t *f, uint64_t size)
+{
+	errcode_t err = 0;
+	blk64_t pblk = 0;
+	uint64_t lblk;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->closed) {
+		err = E3_FILE_CLOSED;
+		goto out;
+	}
+	if (size < f->size) {
+		/* shrinking would have to free blocks: only allowed over a
+		 * tail that was never written */
+		for (lblk = (size + f->bm.bs - 1) / f->bm.bs;
+		     lblk * f->bm.bs < f->size; lblk++) {
+			err = bm_lookup(&f->bm, lblk, &pblk);
+			if (err || pblk) {
+				err = err ? err : E3_BAD_SIZE;
+				goto out;
+			}
+		}
+	}
+	if ((size + f->bm.bs - 1) / f->bm.bs > bm_max_blocks(&f->bm))
+		err = E3_FILE_TOO_BIG;
+	else
+		f->size = size;
+out:
+	pthread_mutex_unlock(&f->lock);
+	return err;
+}
+
+/* Under fs_lock: the blocks count in libext2fs, the inode gets its map. */
+static errcode_t commit_file(struct e3_file *f)
+{
+	ext2_filsys fs = f->img->fs;
+	struct ext2_inode_large *inode;
+	blk64_t nblocks = f->bm.nblocks;
+	errcode_t err;
+
+	inode = e3_inode_alloc(fs);
+	if (!inode)
+		return ENOMEM;
+	f->fs_held = 1;
+	err = bm_flush(&f->bm);
+	f->fs_held = 0;
+	if (err)
+		goto out;
+	err = ext2fs_read_inode_full(fs, f->ino, EXT2_INODE(inode),
+				     EXT2_INODE_SIZE(fs->super));
+	if (err)
+		goto out;
+	memcpy(inode->i_block, f->bm.iblock, sizeof(inode->i_block));
+	err = ext2fs_inode_size_set(fs, EXT2_INODE(inode), f->size);
+	if (err)
+		goto out;
+	if (ext2fs_file_acl_block(fs, EXT2_INODE(inode)))
+		nblocks++;
+	err = ext2fs_iblk_set(fs, EXT2_INODE(inode), nblocks);
+	if (err)
+		goto out;
+	err = ext2fs_write_inode_full(fs, f->ino, EXT2_INODE(inode),
+				      EXT2_INODE_SIZE(fs->super));
+	if (err)
+		goto out;
+	for (size_t i = 0; i < f->nruns; i++)
+		if (f->runs[i].used)
+			ext2fs_block_alloc_stats_range(fs, f->runs[i].start,
+						       f->runs[i].used, +1);
+out:
+	free(inode);
+	return err;
+}
+
+/* Close failed before the inode took the blocks: indirect blocks that
+ * went through the journal are revoked and freed after the commit; the
+ * rest were never metadata and go back at once. */
+static void release_blocks(struct e3_file *f)
+{
+	struct e3_image *img = f->img;
+
+	for (size_t i = 0; i < f->nruns; i++) {
+		struct e3_run *r = &f->runs[i];
+
+		for (blk64_t b = r->start; b < r->start + r->used; b++) {
+			if (bm_was_written(&f->bm, b)) {
+				if (img->journal)
+					e3_journal_revoke(img->journal, b);
+				e3_alloc_free_deferred(img->alloc, b, 1);
+			} else {
+				e3_alloc_unclaim(img->alloc, b, 1);
+			}
+		}
+		r->start += r->used;
+		r->len -= r->used;
+		r->used = 0;
+	}
+}
+
+errcode_t e3_file_close(e3_file_t *f)
+{
+	struct e3_image *img;
+	errcode_t err, err2;
+
+	if (!f)
+		return 0;
+	img = f->img;
+	pthread_mutex_lock(&f->lock);
+	if (f->closed) {
+		pthread_mutex_unlock(&f->lock);
+		return E3_FILE_CLOSED;
+	}
+	f->closed = 1;
+	err = buf_flush(f);
+	e3_fs_lock(img);
+	if (!err)
+		err = commit_file(f);
+	if (err)
+		release_blocks(f);
+	err2 = e3_op_end(img);
+	e3_fs_unlock(img);
+	/* what was claimed and not used (or not kept) goes back */
+	for (size_t i = 0; i < f->nruns; i++) {
+		struct e3_run *r = &f->runs[i];
+
+		if (r->used < r->len)
+			e3_alloc_unclaim(img->alloc, r->start + r->used,
+					 r->len - r->used);
+	}
+	e3_rsv_discard(img->alloc, &f->rsv);
+	pthread_mutex_unlock(&f->lock);
+	e3_load_file_del(img, f);
+	file_free(f);
+	return err ? err : err2;
+}

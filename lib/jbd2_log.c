@@ -1,0 +1,255 @@
+/*
+ * jbd2_log.c: loading an internal journal — inode 8's block map, the
+ * journal superblock and the checks e2fsck makes before trusting it
+ * (ext3-facts §4.1) — and the checksums csum v2/v3 journals carry.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jbd2_log.h"
+#include "e3_err.h"
+
+struct map_ctx {
+	blk64_t *map;
+	uint64_t nblocks;
+	uint64_t seen;
+};
+
+static int map_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
+		     blk64_t ref_blk, int ref_offset, void *priv)
+{
+	struct map_ctx *c = priv;
+
+	(void)fs; (void)ref_blk; (void)ref_offset;
+	if (blockcnt < 0 || (uint64_t)blockcnt >= c->nblocks)
+		return 0;
+	c->map[blockcnt] = *blocknr;
+	c->seen++;
+	return 0;
+}
+
+static int cmp_blk(const void *a, const void *b)
+{
+	blk64_t x = *(const blk64_t *)a, y = *(const blk64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* inode 8's logical blocks, all present (a journal has no holes) */
+static errcode_t load_map(struct jbd2_log *log, uint64_t *nblocks)
+{
+	ext2_filsys fs = log->fs;
+	struct ext2_inode inode;
+	struct map_ctx c;
+	errcode_t err;
+
+	err = ext2fs_read_inode(fs, fs->super->s_journal_inum, &inode);
+	if (err)
+		return err;
+	if (!LINUX_S_ISREG(inode.i_mode))
+		return E3_JOURNAL_BAD;
+	c.nblocks = EXT2_I_SIZE(&inode) / log->bs;
+	if (c.nblocks < 2 || c.nblocks > UINT32_MAX)
+		return E3_JOURNAL_BAD;
+	c.map = calloc(c.nblocks, sizeof(*c.map));
+	if (!c.map)
+		return ENOMEM;
+	c.seen = 0;
+	err = ext2fs_block_iterate3(fs, fs->super->s_journal_inum,
+				    BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY,
+				    NULL, map_block, &c);
+	if (!err && c.seen != c.nblocks)
+		err = E3_JOURNAL_BAD;	/* holes */
+	if (err) {
+		free(c.map);
+		return err;
+	}
+	log->map = c.map;
+	*nblocks = c.nblocks;
+	return 0;
+}
+
+uint32_t jbd2_super_csum(const struct jbd2_superblock *jsb)
+{
+	return ext2fs_crc32c_le(~0U, (const unsigned char *)jsb,
+				offsetof(struct jbd2_superblock, s_checksum));
+}
+
+uint32_t jbd2_csum(const struct jbd2_log *log, uint32_t crc,
+		   const void *buf, size_t len)
+{
+	(void)log;
+	return ext2fs_crc32c_le(crc, buf, len);
+}
+
+/* e2fsck's superblock checks (ext3-facts §4.1), mode decides features */
+static errcode_t check_super(struct jbd2_log *log, uint64_t nblocks, int mode)
+{
+	struct jbd2_superblock *jsb = log->jsb;
+	uint32_t type = jbd2_get32(jsb->s_header.h_blocktype);
+
+	if (jbd2_get32(jsb->s_header.h_magic) != JBD2_MAGIC ||
+	    (type != JBD2_SUPERBLOCK_V1 && type != JBD2_SUPERBLOCK_V2))
+		return E3_JOURNAL_BAD;
+	if (jbd2_get32(jsb->s_blocksize) != log->bs)
+		return E3_JOURNAL_BAD;
+	log->maxlen = jbd2_get32(jsb->s_maxlen);
+	log->first = jbd2_get32(jsb->s_first);
+	if (log->maxlen > nblocks || log->first == 0 ||
+	    log->first >= log->maxlen)
+		return E3_JOURNAL_BAD;
+	log->v2 = type == JBD2_SUPERBLOCK_V2;
+	if (!log->v2) {
+		log->compat = log->incompat = 0;
+		return mode == JBD2_LOG_WRITE ? E3_JOURNAL_UNSUPPORTED : 0;
+	}
+	log->compat = jbd2_get32(jsb->s_feature_compat);
+	log->incompat = jbd2_get32(jsb->s_feature_incompat);
+	if (jbd2_get32(jsb->s_nr_users) > 1)
+		return E3_JOURNAL_UNSUPPORTED;
+	if ((log->incompat & ~JBD2_INCOMPAT_READ_OK) ||
+	    jbd2_get32(jsb->s_feature_ro_compat))
+		return E3_JOURNAL_UNSUPPORTED;
+	if ((log->incompat & JBD2_INCOMPAT_CSUM_V2) &&
+	    (log->incompat & JBD2_INCOMPAT_CSUM_V3))
+		return E3_JOURNAL_BAD;
+	if (jbd2_has_csum_v2v3(log->incompat)) {
+		if (log->compat & JBD2_COMPAT_CHECKSUM)
+			return E3_JOURNAL_BAD;
+		if (jsb->s_checksum_type != JBD2_CRC32C_CHKSUM ||
+		    jbd2_get32(jsb->s_checksum) != jbd2_super_csum(jsb))
+			return E3_JOURNAL_BAD;
+		log->csum_seed = ext2fs_crc32c_le(~0U, jsb->s_uuid,
+						  sizeof(jsb->s_uuid));
+	}
+	if (mode == JBD2_LOG_WRITE &&
+	    ((log->incompat & ~JBD2_INCOMPAT_WRITE_OK) || log->compat))
+		return E3_JOURNAL_UNSUPPORTED;
+	return 0;
+}
+
+errcode_t jbd2_log_open(ext2_filsys fs, io_channel io, int mode,
+			struct jbd2_log *log)
+{
+	struct ext2_super_block *sb = fs->super;
+	static const unsigned char zero_uuid[16];
+	uint64_t nblocks;
+	errcode_t err;
+
+	memset(log, 0, sizeof(*log));
+	if (!ext2fs_has_feature_journal(sb))
+		return E3_NO_JOURNAL;
+	if (sb->s_journal_inum == 0 || sb->s_journal_dev ||
+	    memcmp(sb->s_journal_uuid, zero_uuid, 16) != 0)
+		return E3_JOURNAL_UNSUPPORTED;	/* external journal */
+	log->fs = fs;
+	log->io = io;
+	log->bs = fs->blocksize;
+	err = load_map(log, &nblocks);
+	if (err)
+		return err;
+	log->sbuf = malloc(log->bs);
+	log->sorted = malloc(nblocks * sizeof(*log->sorted));
+	if (!log->sbuf || !log->sorted) {
+		err = ENOMEM;
+		goto fail;
+	}
+	log->nmap = (uint32_t)nblocks;
+	memcpy(log->sorted, log->map, nblocks * sizeof(*log->sorted));
+	qsort(log->sorted, nblocks, sizeof(*log->sorted), cmp_blk);
+	log->jsb = (struct jbd2_superblock *)log->sbuf;
+	err = io_channel_read_blk64(io, log->map[0], 1, log->sbuf);
+	if (err)
+		goto fail;
+	err = check_super(log, nblocks, mode);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	jbd2_log_close(log);
+	return err;
+}
+
+void jbd2_log_close(struct jbd2_log *log)
+{
+	free(log->map);
+	free(log->sorted);
+	free(log->sbuf);
+	log->map = log->sorted = NULL;
+	log->sbuf = NULL;
+	log->jsb = NULL;
+}
+
+errcode_t jbd2_log_read(struct jbd2_log *log, uint32_t lb, void *buf)
+{
+	if (lb >= log->maxlen)
+		return E3_JOURNAL_CORRUPT;
+	return io_channel_read_blk64(log->io, log->map[lb], 1, buf);
+}
+
+errcode_t jbd2_log_write_super(struct jbd2_log *log)
+{
+	if (jbd2_has_csum_v2v3(log->incompat))
+		log->jsb->s_checksum = jbd2_be32(jbd2_super_csum(log->jsb));
+	return io_channel_write_blk64(log->io, log->map[0], 1, log->sbuf);
+}
+
+int jbd2_log_owns(const struct jbd2_log *log, blk64_t blk)
+{
+	size_t lo = 0, hi = log->nmap;
+
+	if (!log->sorted)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (log->sorted[mid] == blk)
+			return 1;
+		if (log->sorted[mid] < blk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* descriptor and revoke blocks end with a be32 crc32c of the whole block
+ * (tail zeroed while computing) */
+int jbd2_tail_verify(const struct jbd2_log *log, const unsigned char *blk)
+{
+	unsigned char *copy;
+	uint32_t want, got;
+
+	if (!jbd2_has_csum_v2v3(log->incompat))
+		return 1;
+	copy = malloc(log->bs);
+	if (!copy)
+		return 0;
+	memcpy(copy, blk, log->bs);
+	want = jbd2_load32(copy + log->bs - JBD2_TAIL_BYTES);
+	memset(copy + log->bs - JBD2_TAIL_BYTES, 0, JBD2_TAIL_BYTES);
+	got = jbd2_csum(log, log->csum_seed, copy, log->bs);
+	free(copy);
+	return want == got;
+}
+
+int jbd2_commit_verify(const struct jbd2_log *log, const unsigned char *blk)
+{
+	struct jbd2_commit c;
+	unsigned char *copy;
+	uint32_t want, got;
+
+	if (!jbd2_has_csum_v2v3(log->incompat))
+		return 1;
+	copy = malloc(log->bs);
+	if (!copy)
+		return 0;
+	memcpy(copy, blk, log->bs);
+	memcpy(&c, copy, sizeof(c));
+	want = jbd2_get32(c.c_chksum[0]);
+	memset(copy + offsetof(struct jbd2_commit, c_chksum), 0, 4);
+	got = jbd2_csum(log, log->csum_seed, copy, log->bs);
+	free(copy);
+	return want == got;
+}

@@ -1,0 +1,55 @@
+/*
+ * jbd2_log.h: an internal journal's geometry as both the writer
+ * (journal*.c) and recovery (recovery.c) see it — the log block → fs block
+ * map of inode 8, the journal superblock and its validation, checksums.
+ */
+#ifndef E3_JBD2_LOG_H
+#define E3_JBD2_LOG_H
+
+#include <ext2fs/ext2fs.h>
+#include "jbd2_format.h"
+
+struct jbd2_log {
+	ext2_filsys fs;
+	io_channel io;			/* where the log is read and written */
+	unsigned bs;			/* journal block size = fs block size */
+	uint32_t maxlen;		/* log blocks: [first, maxlen) */
+	uint32_t first;
+	blk64_t *map;			/* map[n]: fs block of log block n */
+	blk64_t *sorted;		/* map sorted, for "is a journal block" */
+	uint32_t nmap;			/* entries in map and sorted */
+	unsigned char *sbuf;		/* journal block 0, bs bytes */
+	struct jbd2_superblock *jsb;	/* == sbuf */
+	int v2;				/* superblock v2 (features valid) */
+	uint32_t compat, incompat;	/* 0 for a v1 superblock */
+	uint32_t csum_seed;		/* crc32c of s_uuid (csum v2/v3) */
+};
+
+#define JBD2_LOG_READ	0	/* recovery: every feature recovery knows */
+#define JBD2_LOG_WRITE	1	/* our writer: ext3's feature set only */
+
+/* Loads and validates fs's internal journal. io: the channel to use. */
+errcode_t jbd2_log_open(ext2_filsys fs, io_channel io, int mode,
+			struct jbd2_log *log);
+void jbd2_log_close(struct jbd2_log *log);
+/* Log block after n advances from lb, wrapping to first. */
+static inline uint32_t jbd2_log_wrap(const struct jbd2_log *log, uint64_t lb)
+{
+	while (lb >= log->maxlen)
+		lb -= log->maxlen - log->first;
+	return (uint32_t)lb;
+}
+errcode_t jbd2_log_read(struct jbd2_log *log, uint32_t lb, void *buf);
+/* Writes the in-memory journal superblock (checksum refreshed). */
+errcode_t jbd2_log_write_super(struct jbd2_log *log);
+/* Whether fs block blk belongs to the journal inode's data. */
+int jbd2_log_owns(const struct jbd2_log *log, blk64_t blk);
+/* crc32c over buf (csum v2/v3), seeded from the journal's UUID. */
+uint32_t jbd2_csum(const struct jbd2_log *log, uint32_t crc,
+		   const void *buf, size_t len);
+uint32_t jbd2_super_csum(const struct jbd2_superblock *jsb);
+/* Checksummed descriptor/revoke block tails and commit blocks. */
+int jbd2_tail_verify(const struct jbd2_log *log, const unsigned char *blk);
+int jbd2_commit_verify(const struct jbd2_log *log, const unsigned char *blk);
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * journal.c: the journal's life cycle — start (wrap the image's I/O),
+ * operation boundaries and the commit policy, revokes, stop and abort.
+ * Commit and checkpoint are in journal_commit.c, the I/O layer in
+ * journal_io.c, recovery in recovery.c.
+ *
+ * LOCKING. Everything here runs under the image's fs_lock (image.h): the
+ * running transaction is filled by libext2fs calls, which all hold it.
+ * The only field touched without it is fault.writes (atomic), because file
+ * data writers call e3_journal_fault_write() holding no lock.
+ *
+ * STATES of the journal (j->state) and of what the log holds:
+ *
+ *   RUNNING/empty     log empty: jsb.s_start == 0, ckpt set empty.
+ *                     RECOVER may still be set in the home superblock
+ *                     (it is cleared only by stop: clearing it costs an
+ *                     fsync, and RECOVER with an empty log is harmless).
+ *   RUNNING/live      tail != 0: log blocks [tail, head) hold committed,
+ *                     un-checkpointed transactions tail_tid..tid-1; their
+ *                     newest block images are in the ckpt set, and the
+ *                     home superblock has RECOVER set (written and flushed
+ *                     before jsb.s_start became non-zero).
+ *   ABORTED           a disk write failed: nothing more is written; the
+ *                     image is as of the last commit (replay restores it).
+ *
+ * TRANSITIONS
+ *   e3_journal_start   -> RUNNING/empty (refuses a non-empty log)
+ *   jc_commit          RUNNING/any -> RUNNING/live: blocks and descriptors,
+ *                      flush (also makes file data durable: ordered mode),
+ *                      then commit block (+jsb when the log was empty),
+ *                      flush. Checkpoints first when the log lacks room.
+ *   jc_checkpoint      RUNNING/live -> RUNNING/empty: home writes, flush,
+ *                      jsb.s_start = 0 / s_sequence = tid, flush.
+ *   e3_journal_stop    commit everything (full ext2fs_flush through the
+ *                      journal), checkpoint, clear RECOVER home, unwrap.
+ *   any write error    -> ABORTED (e3_journal_abort unwraps, frees).
+ *
+ * INVARIANTS (assert_journal_state)
+ *   - tail == 0  <=>  used == 0  <=>  ckpt set empty (after a commit the
+ *     set is non-empty unless every block was revoked — then used > 0 and
+ *     ckpt may be empty; so only "tail == 0 => ckpt empty" is checked)
+ *   - used < log capacity; head, tail inside [first, maxlen)
+ *   - tail != 0 => recover_home
+ *   - no block is both in the running set and in the revoked set
+ *   - no journal block is in the running or ckpt sets
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "journal_int.h"
+#include "alloc.h"
+#include "e3_err.h"
+
+uint64_t jnl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+#ifdef E3_DEBUG
+#include <assert.h>
+void assert_journal_state(const struct e3_journal *j)
+{
+	struct e3_journal *mj = (struct e3_journal *)j;
+	uint32_t cap = j->log.maxlen - j->log.first;
+	struct jbuf *b;
+
+	if (j->state == JS_ABORTED)
+		return;
+	assert(j->wrap && j->fs->io == j->wrap);
+	assert(j->head >= j->log.first && j->head < j->log.maxlen);
+	assert(j->used < cap);
+	assert((j->tail == 0) == (j->used == 0));
+	assert(j->tail == 0 || (j->tail >= j->log.first && j->tail < j->log.maxlen));
+	assert(j->tail != 0 || j->ckpt.n == 0);
+	assert(j->tail == 0 || j->recover_home);
+	RB_FOREACH(b, jbuf_tree, &mj->run.tree) {
+		assert(!jset_find(&mj->revoked, b->blk));
+		assert(!jbd2_log_owns(&j->log, b->blk));
+	}
+	RB_FOREACH(b, jbuf_tree, &mj->ckpt.tree)
+		assert(!jbd2_log_owns(&j->log, b->blk));
+}
+#endif
+
+void jnl_abort_with(struct e3_journal *j, errcode_t err)
+{
+	if (j->state != JS_ABORTED) {
+		j->state = JS_ABORTED;
+		j->abort_err = err;
+	}
+}
+
+static void free_journal(struct e3_journal *j)
+{
+	jset_clear(&j->run);
+	jset_clear(&j->revoked);
+	jset_clear(&j->ckpt);
+	jbd2_log_close(&j->log);
+	free(j);
+}
+
+errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
+{
+	ext2_filsys fs = img->fs;
+	struct e3_journal *j;
+	unsigned interval;
+	errcode_t err;
+
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return ENOMEM;
+	jset_init(&j->run);
+	jset_init(&j->revoked);
+	jset_init(&j->ckpt);
+	j->img = img;
+	j->fs = fs;
+	j->bs = fs->blocksize;
+	err = e3_fault_parse(&j->fault, getenv("E3_FAULT"));
+	if (err)
+		goto fail;
+	err = jbd2_log_open(fs, fs->io, JBD2_LOG_WRITE, &j->log);
+	if (err)
+		goto fail;
+	if (jbd2_get32(j->log.jsb->s_start) != 0) {
+		err = E3_NEEDS_RECOVERY;	/* replay first */
+		goto fail;
+	}
+	j->head = j->log.first;
+	j->tid = jbd2_get32(j->log.jsb->s_sequence);
+	j->recover_home = ext2fs_has_feature_journal_needs_recovery(fs->super);
+	j->quarter = (j->log.maxlen - j->log.first) / 4;
+	interval = img->opts.commit_interval ? img->opts.commit_interval : 5;
+	j->interval_ns = (uint64_t)interval * 1000000000ULL;
+	j->last_commit_ns = jnl_now_ns();
+	err = jio_wrap(j);
+	if (err)
+		goto fail;
+	j->log.io = j->real;
+	/* every superblock image we journal says "replay me": replaying any
+	 * of them must not leave the flag clear with a live log behind it */
+	ext2fs_set_feature_journal_needs_recovery(fs->super);
+	assert_journal_state(j);
+	*ret = j;
+	return 0;
+fail:
+	free_journal(j);
+	return err;
+}
+
+errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint)
+{
+	errcode_t err;
+
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	err = jc_commit(j);
+	if (!err && checkpoint)
+		err = jc_checkpoint(j);
+	assert_journal_state(j);
+	return err;
+}
+
+errcode_t e3_journal_op_end(struct e3_journal *j)
+{
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	assert_journal_state(j);
+	if (j->run.n + j->revoked.n >= j->quarter ||
+	    jnl_now_ns() - j->last_commit_ns >= j->interval_ns)
+		return e3_journal_commit(j, 0);
+	return 0;
+}
+
+void e3_journal_revoke(struct e3_journal *j, blk64_t blk)
+{
+	struct jbuf *b;
+	int created;
+
+	if (j->state == JS_ABORTED)
+		return;
+	/* the freed block's copy in the running txn is dead */
+	if ((b = jset_find(&j->run, blk)))
+		jset_remove(&j->run, b);
+	if (!jset_get(&j->revoked, blk, j->bs, 0, &created))
+		jnl_abort_with(j, ENOMEM);
+}
+
+errcode_t e3_journal_fault_write(struct e3_journal *j)
+{
+	return j ? e3_fault_write(&j->fault) : 0;
+}
+
+/* At stop the full ext2fs_flush (backup superblocks and descriptors in
+ * every sparse group included) goes into the last transaction: too costly
+ * per commit on big images, right once at the end. */
+errcode_t e3_journal_stop(struct e3_journal *j)
+{
+	ext2_filsys fs = j->fs;
+	errcode_t err;
+
+	if (j->state == JS_ABORTED) {
+		err = j->abort_err ? j->abort_err : E3_JOURNAL_ABORTED;
+		e3_journal_abort(j);
+		return err;
+	}
+	err = ext2fs_flush2(fs, 0);
+	if (!err)
+		err = jc_commit(j);
+	if (!err)
+		err = jc_checkpoint(j);
+	if (!err)
+		err = jc_set_home_recover(j, 0);
+	if (err) {
+		e3_journal_abort(j);
+		return err;
+	}
+	assert_journal_state(j);
+	/* in memory too, without dirtying: the home superblock is final */
+	ext2fs_clear_feature_journal_needs_recovery(fs->super);
+	ext2fs_clear_feature_journal_needs_recovery(fs->orig_super);
+	jio_unwrap(j);
+	free_journal(j);
+	return 0;
+}
+
+void e3_journal_abort(struct e3_journal *j)
+{
+	if (!j)
+		return;
+	jio_unwrap(j);
+	free_journal(j);
+}

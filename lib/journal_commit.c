@@ -1,0 +1,378 @@
+/*
+ * journal_commit.c: turning the running transaction into a JBD2 commit,
+ * and checkpointing committed transactions to their home locations.
+ *
+ * What goes into a commit besides the blocks libext2fs wrote: its dirty
+ * in-memory state — bitmaps, the primary group descriptors and the primary
+ * superblock. Not ext2fs_flush: that also rewrites the backup superblock and
+ * descriptors of every sparse group, which on a big image is hundreds of
+ * blocks per commit. The backups carry nothing the live fs needs between
+ * commits (the kernel's ext3 never updates them outside resize either;
+ * e2fsck compares only geometry and features with them); they are brought
+ * up to date once, by the full ext2fs_flush journaled at stop.
+ *
+ * Write order of one commit (each arrow is a flush = fsync of the image):
+ *   [RECOVER in the home sb, first commit only] + revoke blocks +
+ *   descriptors + data  ->  [jsb when the log was empty] + commit block  ->
+ * File data written with pwrite(img->fd) is the same file, so the first
+ * fsync makes it durable before the commit block: ordered mode.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "journal_int.h"
+#include "alloc.h"
+#include "e3_err.h"
+
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "journal_commit.c copies libext2fs' in-memory (host order) group descriptors and superblock as on-disk (little-endian) bytes"
+#endif
+
+#define RUN_MAX 256	/* blocks per disk write (also the fault granularity) */
+
+/* bitmaps, primary descriptors, primary superblock into the running txn;
+ * unchanged blocks are skipped (j->dedupe) */
+static errcode_t dump_fs_state(struct e3_journal *j)
+{
+	ext2_filsys fs = j->fs;
+	errcode_t err;
+
+	j->dedupe = 1;
+	err = ext2fs_write_bitmaps(fs);
+	for (dgrp_t i = 0; !err && i < fs->desc_blocks; i++) {
+		blk64_t blk = ext2fs_descriptor_block_loc2(fs,
+				fs->super->s_first_data_block, i);
+
+		err = io_channel_write_blk64(fs->io, blk, 1,
+				(char *)fs->group_desc + (size_t)i * fs->blocksize);
+	}
+	if (!err)
+		err = jio_capture(j, SUPERBLOCK_OFFSET, SUPERBLOCK_SIZE, fs->super);
+	j->dedupe = 0;
+	return err;
+}
+
+/* n blocks of buf to the log from log block lb on, wrapping, in runs of
+ * physically contiguous blocks */
+static errcode_t write_log(struct e3_journal *j, uint32_t lb, uint32_t n,
+			   const unsigned char *buf)
+{
+	uint32_t i = 0;
+	errcode_t err = 0;
+
+	while (i < n && !err) {
+		uint32_t l0 = jbd2_log_wrap(&j->log, (uint64_t)lb + i), cnt = 1;
+		blk64_t p0 = j->log.map[l0];
+
+		while (i + cnt < n && cnt < RUN_MAX && l0 + cnt < j->log.maxlen &&
+		       j->log.map[l0 + cnt] == p0 + cnt)
+			cnt++;
+		err = jio_write_real(j, p0, cnt, buf + (size_t)i * j->bs);
+		i += cnt;
+	}
+	return err;
+}
+
+static void put_header(unsigned char *blk, uint32_t type, uint32_t tid)
+{
+	struct jbd2_header h;
+
+	h.h_magic = jbd2_be32(JBD2_MAGIC);
+	h.h_blocktype = jbd2_be32(type);
+	h.h_sequence = jbd2_be32(tid);
+	memcpy(blk, &h, sizeof(h));
+}
+
+/* the layout of the running transaction in the log */
+struct txn_shape {
+	uint32_t rev_blocks, desc_blocks, data_blocks, total;
+	unsigned per_rev, per_desc;
+};
+
+static void shape_txn(const struct e3_journal *j, struct txn_shape *s)
+{
+	unsigned bs = j->bs;
+
+	s->per_rev = (bs - sizeof(struct jbd2_revoke_header)) / 4;
+	/* the first tag carries the 16-byte UUID, the others SAME_UUID */
+	s->per_desc = 1 + (bs - sizeof(struct jbd2_header) - 8 - 16) / 8;
+	s->rev_blocks = (uint32_t)((j->revoked.n + s->per_rev - 1) / s->per_rev);
+	s->desc_blocks = (uint32_t)((j->run.n + s->per_desc - 1) / s->per_desc);
+	s->data_blocks = (uint32_t)j->run.n;
+	s->total = s->rev_blocks + s->desc_blocks + s->data_blocks + 1;
+}
+
+/* revoke blocks, then descriptor + data groups, then the commit block */
+static void build_txn(struct e3_journal *j, const struct txn_shape *s,
+		      unsigned char *out)
+{
+	unsigned bs = j->bs;
+	unsigned char *p = out;
+	struct jbuf *b;
+	unsigned k = 0;
+
+	RB_FOREACH(b, jbuf_tree, &j->revoked.tree) {
+		if (k == 0)
+			put_header(p, JBD2_REVOKE_BLOCK, j->tid);
+		jbd2_store32(p + sizeof(struct jbd2_revoke_header) + 4 * k,
+			     (uint32_t)b->blk);
+		k++;
+		jbd2_store32(p + offsetof(struct jbd2_revoke_header, r_count),
+			     (uint32_t)(sizeof(struct jbd2_revoke_header) + 4 * k));
+		if (k == s->per_rev) {
+			p += bs;
+			k = 0;
+		}
+	}
+	if (k)
+		p += bs;
+
+	unsigned char *desc = NULL, *tag = NULL;
+	unsigned ntag = 0;
+
+	RB_FOREACH(b, jbuf_tree, &j->run.tree) {
+		uint16_t flags = 0;
+
+		if (ntag == 0) {
+			desc = p;
+			p += bs;
+			put_header(desc, JBD2_DESCRIPTOR_BLOCK, j->tid);
+			tag = desc + sizeof(struct jbd2_header);
+		} else
+			flags |= JBD2_FLAG_SAME_UUID;
+		memcpy(p, b->data, bs);
+		if (jbd2_load32(p) == JBD2_MAGIC) {
+			flags |= JBD2_FLAG_ESCAPE;
+			memset(p, 0, 4);
+		}
+		p += bs;
+		jbd2_store32(tag + JBD2_TAG_BLOCKNR, (uint32_t)b->blk);
+		jbd2_store16(tag + JBD2_TAG_CSUM16, 0);
+		jbd2_store16(tag + JBD2_TAG_FLAGS16, flags);
+		tag += 8;
+		if (ntag == 0) {
+			memcpy(tag, j->log.jsb->s_uuid, 16);
+			tag += 16;
+		}
+		if (++ntag == s->per_desc || !RB_NEXT(jbuf_tree, &j->run.tree, b)) {
+			/* mark the last tag of this descriptor */
+			unsigned char *last = tag - 8 - (ntag == 1 ? 16 : 0);
+
+			jbd2_store16(last + JBD2_TAG_FLAGS16,
+				     jbd2_load16(last + JBD2_TAG_FLAGS16) |
+				     JBD2_FLAG_LAST_TAG);
+			ntag = 0;
+		}
+	}
+
+	struct jbd2_commit c;
+	struct timespec ts;
+
+	memset(&c, 0, sizeof(c));
+	c.c_header.h_magic = jbd2_be32(JBD2_MAGIC);
+	c.c_header.h_blocktype = jbd2_be32(JBD2_COMMIT_BLOCK);
+	c.c_header.h_sequence = jbd2_be32(j->tid);
+	/* SOURCE_DATE_EPOCH (fs->now) keeps the log bytes reproducible */
+	if (j->fs->now) {
+		ts.tv_sec = j->fs->now;
+		ts.tv_nsec = 0;
+	} else
+		clock_gettime(CLOCK_REALTIME, &ts);
+	c.c_commit_sec = jbd2_be64((uint64_t)ts.tv_sec);
+	c.c_commit_nsec = jbd2_be32((uint32_t)ts.tv_nsec);
+	memcpy(p, &c, sizeof(c));
+}
+
+/* The committed txn's blocks become the newest committed images; revoked
+ * blocks stop being checkpoint candidates (they may be reused now). */
+static void retire_txn(struct e3_journal *j)
+{
+	struct jbuf *b, *next, *old;
+	int created;
+
+	RB_FOREACH_SAFE(b, jbuf_tree, &j->revoked.tree, next) {
+		if ((old = jset_find(&j->ckpt, b->blk)))
+			jset_remove(&j->ckpt, old);
+		jset_remove(&j->revoked, b);
+	}
+	RB_FOREACH_SAFE(b, jbuf_tree, &j->run.tree, next) {
+		RB_REMOVE(jbuf_tree, &j->run.tree, b);
+		j->run.n--;
+		old = jset_get(&j->ckpt, b->blk, j->bs, 0, &created);
+		if (!old) {		/* keep b itself then */
+			RB_INSERT(jbuf_tree, &j->ckpt.tree, b);
+			j->ckpt.n++;
+			continue;
+		}
+		free(old->data);
+		old->data = b->data;
+		free(b);
+	}
+}
+
+static errcode_t commit_locked(struct e3_journal *j)
+{
+	uint32_t cap = j->log.maxlen - j->log.first, start;
+	struct txn_shape s;
+	unsigned char *buf;
+	errcode_t err;
+
+	err = dump_fs_state(j);
+	if (err)
+		return err;
+	if (j->run.n == 0 && j->revoked.n == 0) {
+		j->last_commit_ns = jnl_now_ns();
+		return 0;
+	}
+	shape_txn(j, &s);
+	if (s.total >= cap)
+		return E3_JOURNAL_TOO_SMALL;
+	if (j->used + s.total >= cap && (err = jc_checkpoint(j)))
+		return err;
+	buf = calloc(s.total, j->bs);
+	if (!buf)
+		return ENOMEM;
+	build_txn(j, &s, buf);
+	start = j->head;
+	err = write_log(j, start, s.total - 1, buf);
+	if (!err && !j->recover_home)
+		err = jc_set_home_recover(j, 1);
+	if (!err)
+		err = jio_flush_real(j);	/* + ordered file data */
+	if (!err && j->tail == 0) {
+		j->log.jsb->s_start = jbd2_be32(start);
+		j->log.jsb->s_sequence = jbd2_be32(j->tid);
+		j->jsb_dirty = 1;
+	}
+	if (!err && j->revoked.n &&
+	    !(j->log.incompat & JBD2_INCOMPAT_REVOKE)) {
+		j->log.incompat |= JBD2_INCOMPAT_REVOKE;
+		j->log.jsb->s_feature_incompat = jbd2_be32(j->log.incompat);
+		j->jsb_dirty = 1;
+	}
+	if (!err && j->jsb_dirty && !(err = e3_fault_write(&j->fault)))
+		err = jbd2_log_write_super(&j->log);
+	if (!err)
+		err = write_log(j, start + s.total - 1, 1,
+				buf + (size_t)(s.total - 1) * j->bs);
+	if (!err)
+		err = jio_flush_real(j);
+	free(buf);
+	if (err)
+		return err;
+	/* committed */
+	j->jsb_dirty = 0;
+	if (j->tail == 0)
+		j->tail = start;
+	j->used += s.total;
+	j->head = jbd2_log_wrap(&j->log, (uint64_t)start + s.total);
+	retire_txn(j);
+	j->tid++;
+	j->commits++;
+	j->last_commit_ns = jnl_now_ns();
+	if (j->img && j->img->alloc)
+		e3_alloc_committed(j->img->alloc);
+	e3_fault_committed(&j->fault, j->commits);
+	return 0;
+}
+
+errcode_t jc_commit(struct e3_journal *j)
+{
+	errcode_t err;
+
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	err = commit_locked(j);
+	if (err)
+		jnl_abort_with(j, err);
+	return err;
+}
+
+errcode_t jc_checkpoint(struct e3_journal *j)
+{
+	unsigned char *stage;
+	struct jbuf *b;
+	blk64_t run0 = 0;
+	unsigned cnt = 0;
+	errcode_t err = 0;
+
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	if (j->tail == 0)
+		return 0;
+	stage = malloc((size_t)RUN_MAX * j->bs);
+	if (!stage)
+		return ENOMEM;
+	RB_FOREACH(b, jbuf_tree, &j->ckpt.tree) {
+		if (cnt && (b->blk != run0 + cnt || cnt == RUN_MAX)) {
+			if ((err = jio_write_real(j, run0, cnt, stage)))
+				break;
+			cnt = 0;
+		}
+		if (cnt == 0)
+			run0 = b->blk;
+		memcpy(stage + (size_t)cnt * j->bs, b->data, j->bs);
+		cnt++;
+	}
+	if (!err && cnt)
+		err = jio_write_real(j, run0, cnt, stage);
+	free(stage);
+	if (!err)
+		err = jio_flush_real(j);
+	if (!err) {
+		j->log.jsb->s_start = jbd2_be32(0);
+		j->log.jsb->s_sequence = jbd2_be32(j->tid);
+		if (!(err = e3_fault_write(&j->fault)))
+			err = jbd2_log_write_super(&j->log);
+	}
+	if (!err)
+		err = jio_flush_real(j);
+	if (err) {
+		jnl_abort_with(j, err);
+		return err;
+	}
+	jset_clear(&j->ckpt);
+	j->tail = 0;
+	j->used = 0;
+	return 0;
+}
+
+/* RECOVER in the home superblock only (a read-modify-write of the newest
+ * committed image of the block, nothing uncommitted leaks). Setting it is
+ * flushed by the commit that needs it; clearing is flushed here. */
+errcode_t jc_set_home_recover(struct e3_journal *j, int on)
+{
+	blk64_t blk = SUPERBLOCK_OFFSET / j->bs;
+	unsigned off = SUPERBLOCK_OFFSET % j->bs;
+	struct ext2_super_block *sb;
+	unsigned char *buf;
+	errcode_t err;
+
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	if (!on && !j->recover_home)
+		return 0;
+	buf = malloc(j->bs);
+	if (!buf)
+		return ENOMEM;
+	err = jio_read_committed(j, blk, buf);
+	if (!err) {
+		sb = (struct ext2_super_block *)(buf + off);
+		if (on)
+			ext2fs_set_feature_journal_needs_recovery(sb);
+		else
+			ext2fs_clear_feature_journal_needs_recovery(sb);
+		err = jio_write_real(j, blk, 1, buf);
+	}
+	free(buf);
+	if (!err && !on)
+		err = jio_flush_real(j);
+	if (err) {
+		jnl_abort_with(j, err);
+		return err;
+	}
+	j->recover_home = on;
+	return 0;
+}

@@ -1,0 +1,103 @@
+/*
+ * journal_int.h: the journal's private state, shared by journal.c (life
+ * cycle and state machine), journal_io.c (the io_manager layer and the
+ * in-memory block sets) and journal_commit.c (commit and checkpoint).
+ * Every field is guarded by the image's fs_lock ([fs_lock]), except the
+ * fault counter, which is atomic.
+ */
+#ifndef E3_JOURNAL_INT_H
+#define E3_JOURNAL_INT_H
+
+#include <sys/tree.h>
+#include "journal.h"
+#include "jbd2_log.h"
+#include "fault.h"
+
+/* One fs block's newest contents, in the running transaction or in the
+ * committed-but-not-checkpointed set; data == NULL in the revoke set. */
+struct jbuf {
+	RB_ENTRY(jbuf) rb;
+	blk64_t blk;
+	unsigned char *data;
+};
+RB_HEAD(jbuf_tree, jbuf);
+RB_PROTOTYPE(jbuf_tree, jbuf, rb, jbuf_cmp)
+
+struct jset {
+	struct jbuf_tree tree;
+	size_t n;
+};
+
+enum e3_jstate {
+	JS_RUNNING,	/* capturing; the log may hold committed txns */
+	JS_ABORTED,	/* a write failed: nothing more reaches the disk */
+};
+
+struct e3_journal {
+	struct e3_image *img;
+	ext2_filsys fs;
+	io_channel real;		/* unix_io channel underneath */
+	io_channel wrap;		/* ours, installed as fs->io */
+	int wrapped_image_io;		/* fs->image_io was fs->io too */
+	struct jbd2_log log;		/* geometry; log.io == real */
+	unsigned bs;
+
+	enum e3_jstate state;
+	errcode_t abort_err;		/* the error that aborted */
+
+	/* the log: [tail, head) holds committed, un-checkpointed txns */
+	uint32_t head;			/* next log block to write */
+	uint32_t tail;			/* oldest live log block; 0 = empty */
+	uint32_t used;			/* log blocks in [tail, head) */
+	uint32_t tid;			/* the running transaction's id */
+	int recover_home;		/* RECOVER is set in the home sb */
+	int jsb_dirty;			/* journal sb to write at next commit */
+
+	struct jset run;		/* running transaction's blocks */
+	struct jset revoked;		/* revoked in the running txn */
+	struct jset ckpt;		/* committed, not checkpointed */
+	int dedupe;			/* skip captured writes that change
+					   nothing (commit-time state dump) */
+
+	uint64_t commits;		/* commits since start */
+	uint64_t last_commit_ns;	/* CLOCK_MONOTONIC of the last one */
+	uint64_t interval_ns;
+	uint32_t quarter;		/* commit when run.n reaches this */
+	struct e3_fault fault;		/* E3_FAULT */
+};
+
+/* journal_io.c */
+void jset_init(struct jset *s);
+struct jbuf *jset_find(struct jset *s, blk64_t blk);
+/* Inserts blk (data allocated when with_data), or returns the present one */
+struct jbuf *jset_get(struct jset *s, blk64_t blk, unsigned bs, int with_data,
+		      int *created);
+void jset_remove(struct jset *s, struct jbuf *b);
+void jset_clear(struct jset *s);
+errcode_t jio_wrap(struct e3_journal *j);
+void jio_unwrap(struct e3_journal *j);
+/* The newest committed contents of blk: ckpt set, else the disk. */
+errcode_t jio_read_committed(struct e3_journal *j, blk64_t blk, void *buf);
+/* A disk write of n blocks at blk through the fault layer. */
+errcode_t jio_write_real(struct e3_journal *j, blk64_t blk, unsigned n,
+			 const void *buf);
+errcode_t jio_flush_real(struct e3_journal *j);
+/* Captures bytes [off, off + len) of the fs into the running txn. */
+errcode_t jio_capture(struct e3_journal *j, uint64_t off, uint64_t len,
+		      const void *buf);
+
+/* journal_commit.c */
+errcode_t jc_commit(struct e3_journal *j);
+errcode_t jc_checkpoint(struct e3_journal *j);
+errcode_t jc_set_home_recover(struct e3_journal *j, int on);
+
+/* journal.c */
+void jnl_abort_with(struct e3_journal *j, errcode_t err);
+uint64_t jnl_now_ns(void);
+#ifdef E3_DEBUG
+void assert_journal_state(const struct e3_journal *j);
+#else
+static inline void assert_journal_state(const struct e3_journal *j) { (void)j; }
+#endif
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * load.c: lib/load's per-image state and the small helpers that every
+ * "make a new name" operation shares — name rules, directory insertion
+ * with growth, filling an inode's owner, mode and nanosecond times.
+ *
+ * Image close with files still open: e3_load_fini refuses with
+ * E3_FILES_OPEN. It cannot close them itself — that would need
+ * file->lock while image close holds fs_lock, the wrong order — and their
+ * data may be half written. The open files' window and claimed blocks are
+ * dropped with the allocator, nothing of theirs reaches the image beyond
+ * the inode written at create (size 0), so the image stays consistent;
+ * their handles are invalid once e3_image_close returns.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "load.h"
+#include "load_int.h"
+#include "journal.h"
+#include "file_int.h"
+
+errcode_t e3_load_init(struct e3_image *img)
+{
+	struct e3_load *l = calloc(1, sizeof(*l));
+	const char *env;
+	char *end;
+
+	if (!l)
+		return ENOMEM;
+	pthread_mutex_init(&l->lock, NULL);
+	TAILQ_INIT(&l->files);
+	l->write_buffer = 1 << 20;
+	env = getenv("E3_WRITE_BUFFER");
+	if (env && *env) {
+		unsigned long long v = strtoull(env, &end, 0);
+
+		if (*end == '\0' && v > 0 && v <= (1ULL << 30))
+			l->write_buffer = (size_t)v;
+	}
+	img->load = l;
+	return 0;
+}
+
+static void free_load(struct e3_image *img)
+{
+	struct e3_load *l = img->load;
+	struct e3_file *f;
+
+	while ((f = TAILQ_FIRST(&l->files)) != NULL) {
+		TAILQ_REMOVE(&l->files, f, link);
+		e3_file_drop(f);
+	}
+	for (unsigned i = 0; i < E3_EA_SHARE_BUCKETS; i++) {
+		struct e3_ea_share *s = l->ea[i], *next;
+
+		for (; s; s = next) {
+			next = s->next;
+			free(s);
+		}
+	}
+	pthread_mutex_destroy(&l->lock);
+	free(l);
+	img->load = NULL;
+}
+
+errcode_t e3_load_fini(struct e3_image *img)
+{
+	unsigned open;
+
+	pthread_mutex_lock(&img->load->lock);
+	open = img->load->nfiles;
+	pthread_mutex_unlock(&img->load->lock);
+	free_load(img);
+	return open ? E3_FILES_OPEN : 0;
+}
+
+void e3_load_abort(struct e3_image *img)
+{
+	free_load(img);
+}
+
+void e3_load_file_add(struct e3_image *img, struct e3_file *f)
+{
+	pthread_mutex_lock(&img->load->lock);
+	TAILQ_INSERT_TAIL(&img->load->files, f, link);
+	img->load->nfiles++;
+	pthread_mutex_unlock(&img->load->lock);
+}
+
+void e3_load_file_del(struct e3_image *img, struct e3_file *f)
+{
+	pthread_mutex_lock(&img->load->lock);
+	TAILQ_REMOVE(&img->load->files, f, link);
+	img->load->nfiles--;
+	pthread_mutex_unlock(&img->load->lock);
+}
+
+errcode_t e3_op_end(struct e3_image *img)
+{
+	if (img->journal)
+		return e3_journal_op_end(img->journal);
+	return 0;
+}
+
+errcode_t e3_check_name(const char *name)
+{
+	size_t len;
+
+	if (!name)
+		return E3_BAD_NAME;
+	len = strlen(name);
+	if (len == 0 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+	    strchr(name, '/'))
+		return E3_BAD_NAME;
+	if (len > EXT2_NAME_LEN)
+		return E3_NAME_TOO_LONG;
+	return 0;
+}
+
+errcode_t e3_map_err(errcode_t err)
+{
+	switch (err) {
+	case EXT2_ET_FILE_NOT_FOUND:
+		return E3_NOT_FOUND;
+	case EXT2_ET_NO_DIRECTORY:
+		return E3_NOT_DIR;
+	case EXT2_ET_BLOCK_ALLOC_FAIL:
+		return E3_IMAGE_FULL;
+	case EXT2_ET_INODE_ALLOC_FAIL:
+		return E3_NO_INODES;
+	case EXT2_ET_DIR_EXISTS:
+		return E3_NAME_EXISTS;
+	case EXT2_ET_EA_NO_SPACE:
+		return E3_XATTR_TOO_BIG;
+	default:
+		return err;
+	}
+}
+
+errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
+			     const char *name, int links_needed)
+{
+	struct ext2_inode pi;
+	ext2_ino_t ino;
+	errcode_t err;
+
+	err = e3_check_name(name);
+	if (err)
+		return err;
+	if (parent < EXT2_ROOT_INO || parent > fs->super->s_inodes_count)
+		return E3_NOT_FOUND;
+	err = ext2fs_read_inode(fs, parent, &pi);
+	if (err)
+		return err;
+	if (pi.i_links_count == 0)
+		return E3_NOT_FOUND;
+	if (!LINUX_S_ISDIR(pi.i_mode))
+		return E3_NOT_DIR;
+	if (links_needed && pi.i_links_count >= E3_LINK_MAX)
+		return E3_LINK_LIMIT;
+	err = ext2fs_lookup(fs, parent, name, (int)strlen(name), NULL, &ino);
+	if (err == 0)
+		return E3_NAME_EXISTS;
+	if (err != EXT2_ET_FILE_NOT_FOUND)
+		return err;
+	return 0;
+}
+
+static int file_type_of(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return EXT2_FT_REG_FILE;
+	case S_IFDIR: return EXT2_FT_DIR;
+	case S_IFLNK: return EXT2_FT_SYMLINK;
+	case S_IFCHR: return EXT2_FT_CHRDEV;
+	case S_IFBLK: return EXT2_FT_BLKDEV;
+	case S_IFIFO: return EXT2_FT_FIFO;
+	case S_IFSOCK: return EXT2_FT_SOCK;
+	default: return EXT2_FT_UNKNOWN;
+	}
+}
+
+errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
+		     ext2_ino_t ino, uint32_t mode)
+{
+	int ft = ext2fs_has_feature_filetype(fs->super) ? file_type_of(mode) : 0;
+	errcode_t err;
+
+	err = ext2fs_link(fs, dir, name, ino, ft);
+	if (err == EXT2_ET_DIR_NO_SPACE) {
+		/* 1.47.0's ext2fs_link does not grow the directory itself;
+		 * expand_dir allocates through our hook. */
+		err = ext2fs_expand_dir(fs, dir);
+		if (err)
+			return e3_map_err(err);
+		err = ext2fs_link(fs, dir, name, ino, ft);
+	}
+	return e3_map_err(err);
+}
+
+/* ext4's encoding of a time in the inode's *_extra field: two bits that
+ * extend the seconds past 2038, then the nanoseconds. */
+static uint32_t time_extra(const struct timespec *ts)
+{
+	int64_t sec = ts->tv_sec;
+	uint32_t epoch = (uint32_t)(((sec - (int32_t)sec) >> 32) & EXT4_EPOCH_MASK);
+
+	return epoch | ((uint32_t)ts->tv_nsec << EXT4_EPOCH_BITS);
+}
+
+void e3_inode_set_attr(ext2_filsys fs, struct ext2_inode_large *inode,
+		       const struct e3_attr *attr)
+{
+	unsigned isz = EXT2_INODE_SIZE(fs->super);
+
+	inode->i_mode = (uint16_t)attr->mode;
+	inode->i_uid = (uint16_t)attr->uid;
+	ext2fs_set_i_uid_high(*inode, attr->uid >> 16);
+	inode->i_gid = (uint16_t)attr->gid;
+	ext2fs_set_i_gid_high(*inode, attr->gid >> 16);
+	inode->i_atime = (uint32_t)attr->atime.tv_sec;
+	inode->i_mtime = (uint32_t)attr->mtime.tv_sec;
+	inode->i_ctime = (uint32_t)attr->ctime.tv_sec;
+	if (isz <= EXT2_GOOD_OLD_INODE_SIZE)
+		return;
+	if (inode_includes(EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize,
+			   i_atime_extra)) {
+		inode->i_ctime_extra = time_extra(&attr->ctime);
+		inode->i_mtime_extra = time_extra(&attr->mtime);
+		inode->i_atime_extra = time_extra(&attr->atime);
+	}
+}
+
+void e3_inode_init(ext2_filsys fs, struct ext2_inode_large *inode,
+		   const struct e3_attr *attr, uint16_t links)
+{
+	unsigned isz = EXT2_INODE_SIZE(fs->super);
+
+	memset(inode, 0, isz > sizeof(*inode) ? isz : sizeof(*inode));
+	if (isz > EXT2_GOOD_OLD_INODE_SIZE) {
+		unsigned extra = sizeof(struct ext2_inode_large) -
+				 EXT2_GOOD_OLD_INODE_SIZE;
+
+		if (EXT2_GOOD_OLD_INODE_SIZE + extra > isz)
+			extra = isz - EXT2_GOOD_OLD_INODE_SIZE;
+		inode->i_extra_isize = (uint16_t)(extra & ~3u);
+	}
+	e3_inode_set_attr(fs, inode, attr);
+	if (inode_includes(EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize,
+			   i_crtime_extra)) {
+		inode->i_crtime = inode->i_ctime;
+		inode->i_crtime_extra = inode->i_ctime_extra;
+	}
+	inode->i_links_count = links;
+}
+
+struct ext2_inode_large *e3_inode_alloc(ext2_filsys fs)
+{
+	size_t isz = EXT2_INODE_SIZE(fs->super);
+
+	return calloc(1, isz > sizeof(struct ext2_inode_large) ?
+			 isz : sizeof(struct ext2_inode_large));
+}
+
+void e3_ifree(ext2_filsys fs, ext2_ino_t ino, int is_dir)
+{
+	ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);
+}

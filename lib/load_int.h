@@ -1,0 +1,82 @@
+/*
+ * load_int.h: what lib/load's own files (load.c, namei.c, file.c,
+ * blockmap.c, xattr.c) share: the per-image load state and the inode and
+ * directory helpers every "create something" operation uses. Private to
+ * lib/; tools never include it.
+ */
+#ifndef E3_LOAD_INT_H
+#define E3_LOAD_INT_H
+
+#include <sys/queue.h>
+#include "image.h"
+
+/* ext3's limit on i_links_count (EXT3_LINK_MAX). */
+#define E3_LINK_MAX 32000
+
+/* One EA block that may be shared by inodes with identical attributes. */
+struct e3_ea_share {
+	uint32_t hash;			/* h_hash of the block */
+	blk64_t blk;
+	struct e3_ea_share *next;
+};
+
+#define E3_EA_SHARE_BUCKETS 256
+
+struct e3_file;
+
+/* Per-image load state. */
+struct e3_load {
+	pthread_mutex_t lock;		/* guards the open-file list only;
+					   taken with no other lock held, or
+					   after file->lock */
+	TAILQ_HEAD(, e3_file) files;	/* [lock] files created, not closed */
+	unsigned nfiles;		/* [lock] */
+	struct e3_ea_share *ea[E3_EA_SHARE_BUCKETS]; /* [fs_lock] */
+	size_t write_buffer;		/* bytes per file write-behind buffer,
+					   E3_WRITE_BUFFER or 1 MiB; fixed */
+};
+
+/* Registers/unregisters an open file so that image close can tell. */
+void e3_load_file_add(struct e3_image *img, struct e3_file *f);
+void e3_load_file_del(struct e3_image *img, struct e3_file *f);
+
+/* End of one atomic operation: gives the journal its commit point.
+ * Caller holds fs_lock. */
+errcode_t e3_op_end(struct e3_image *img);
+
+/* "" "." ".." or a '/' → E3_BAD_NAME; > 255 bytes → E3_NAME_TOO_LONG. */
+errcode_t e3_check_name(const char *name);
+
+/* Parent must be a directory that does not hold name yet; with
+ * links_needed, the parent also gains a link (mkdir) and must stay within
+ * E3_LINK_MAX. Caller holds fs_lock. */
+errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
+			     const char *name, int links_needed);
+
+/* Adds name → ino (file type from mode) to dir, growing the directory by
+ * a block when it is full. Caller holds fs_lock. */
+errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
+		     ext2_ino_t ino, uint32_t mode);
+
+/* Fills mode, owner and times (with nanoseconds where the inode has room)
+ * from attr; keeps everything else. */
+void e3_inode_set_attr(ext2_filsys fs, struct ext2_inode_large *inode,
+		       const struct e3_attr *attr);
+
+/* A fresh inode of the image's inode size: zeroed, attributes set,
+ * extra size set for large inodes. */
+void e3_inode_init(ext2_filsys fs, struct ext2_inode_large *inode,
+		   const struct e3_attr *attr, uint16_t links);
+
+/* A zeroed buffer big enough for one on-disk inode and for
+ * struct ext2_inode_large; free() it. */
+struct ext2_inode_large *e3_inode_alloc(ext2_filsys fs);
+
+/* Maps libext2fs' "not found" style codes to ours. */
+errcode_t e3_map_err(errcode_t err);
+
+/* Gives back an inode that e3_ialloc handed out and that never got a
+ * directory entry. Caller holds fs_lock. */
+void e3_ifree(ext2_filsys fs, ext2_ino_t ino, int is_dir);
+
+#endif
