@@ -93,7 +93,8 @@ static void finish_dir(struct chk_ctx *ctx, struct dstate *ds)
 
 	for (i = 0; i < ds->names.n; i++)
 		d[i].name = ds->arena + (uintptr_t)d[i].name;
-	qsort(d, ds->names.n, sizeof(*d), cmp_dname);
+	if (ds->names.n)
+		qsort(d, ds->names.n, sizeof(*d), cmp_dname);
 	for (i = 1; i < ds->names.n; i++)
 		if (d[i].hash == d[i - 1].hash && d[i].len == d[i - 1].len &&
 		    !memcmp(d[i].name, d[i - 1].name, d[i].len))

@@ -245,6 +245,8 @@ static int cmp_excess(const void *a, const void *b)
 
 void chk_trim_worst(struct chk_vec *v, unsigned n, int by_excess)
 {
+	if (!v->n)
+		return;
 	qsort(v->v, v->n, v->size, by_excess ? cmp_excess : cmp_runs);
 	if (v->n > n)
 		v->n = n;

@@ -221,7 +221,8 @@ static errcode_t find_dup_owners(struct chk_ctx *ctx)
 	}
 	free(bufs);
 	o = os.owners.v;
-	qsort(o, os.owners.n, sizeof(*o), cmp_owner);
+	if (os.owners.n)
+		qsort(o, os.owners.n, sizeof(*o), cmp_owner);
 	for (i = 0; i < os.owners.n; i = j) {
 		for (j = i + 1; j < os.owners.n && o[j].blk == o[i].blk; j++)
 			;
@@ -297,7 +298,8 @@ errcode_t chk_merge_workers(struct chk_ctx *ctx, struct chk_worker *w, int nw)
 	lay->n_worst_runs = wr.n;
 	lay->worst_excess = we.v;
 	lay->n_worst_excess = we.n;
-	qsort(ctx->dblks.v, ctx->dblks.n, ctx->dblks.size, cmp_dblk);
+	if (ctx->dblks.n)
+		qsort(ctx->dblks.v, ctx->dblks.n, ctx->dblks.size, cmp_dblk);
 	err = check_ea_blocks(ctx);
 	if (!err && any_bits(&ctx->dup))
 		err = find_dup_owners(ctx);
