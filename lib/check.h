@@ -16,22 +16,36 @@
 #include <pthread.h>
 #include "e3img.h"
 
-/* what pass 2 learned about one inode */
-#define CI_USED		0x01	/* links_count != 0 (or reserved and valid) */
-#define CI_DIR		0x02
-#define CI_BAD		0x04	/* to be cleared: entries naming it are bad */
-#define CI_REACHED	0x08	/* pass 4: reachable from the root */
-#define CI_HAS_BLOCKS	0x10
-#define CI_INDEX	0x20	/* htree directory */
-#define CI_ORPHAN	0x40
+/* What the passes learned about one inode: 16 bits each, so that memory
+ * stays at e2fsck's level on images with many inodes. Link counts other
+ * than 1 and reference counts above 1 live in small side tables. */
+#define CI_USED		0x0001	/* links_count != 0 (or reserved and valid) */
+#define CI_DIR		0x0002
+#define CI_BAD		0x0004	/* to be cleared: entries naming it are bad */
+#define CI_REACHED	0x0008	/* pass 4: reachable from the root */
+#define CI_HAS_BLOCKS	0x0010
+#define CI_INDEX	0x0020	/* htree directory */
+#define CI_ORPHAN	0x0040
+#define CI_REF1		0x0080	/* named by at least one entry */
+#define CI_REFN		0x0100	/* named more than once: count in refmap */
+#define CI_LINK1	0x0200	/* i_links_count == 1, else in links[] */
+#define CI_TYPE_SHIFT	12	/* bits 12-14: the EXT2_FT_* of its mode */
+#define CI_TYPE(st)	(((st) >> CI_TYPE_SHIFT) & 7)
 
-struct chk_ino {
-	uint16_t mode;
-	uint16_t links;		/* i_links_count */
-	uint8_t flags;		/* CI_* */
-	uint32_t refs;		/* entries naming it (pass 3) */
+struct chk_link {		/* i_links_count other than 1 */
+	ext2_ino_t ino;
+	uint32_t links;
+};
+
+struct chk_dir {		/* one directory's place in the tree */
+	ext2_ino_t ino;
 	ext2_ino_t parent;	/* directory whose entry names it first */
-	ext2_ino_t dotdot;	/* its '..' entry (directories) */
+	ext2_ino_t dotdot;	/* its '..' entry */
+};
+
+struct chk_refmap {		/* ino -> entries naming it, for counts > 1 */
+	uint32_t *key, *val;
+	size_t cap, n;
 };
 
 /* one directory block to read in pass 3 */
@@ -62,6 +76,7 @@ struct chk_worker {
 	struct chk_vec findings;	/* struct e3_finding */
 	struct chk_vec dblks;		/* struct chk_dblk */
 	struct chk_vec ea;		/* struct chk_ea_ref */
+	struct chk_vec links;		/* struct chk_link */
 	struct chk_vec worst_runs, worst_excess; /* struct e3_layout_file */
 	struct e3_layout lay;		/* partial sums */
 	unsigned char *ibuf, *bbuf[4];	/* inode table chunk, block buffers */
@@ -83,7 +98,12 @@ struct chk_ctx {
 	blk64_t nblocks;
 	ext2_ino_t ninodes;
 	unsigned isize;			/* on-disk inode size */
-	struct chk_ino *ino;		/* [ninodes + 1] */
+	uint16_t *ist;			/* [ninodes + 1] CI_* */
+	struct chk_vec links;		/* struct chk_link, sorted by ino */
+	struct chk_refmap refs;
+	struct chk_vec dirs;		/* struct chk_dir, sorted by ino */
+	struct chk_vec named;		/* struct chk_dir for worst files:
+					   parent of each, for its path */
 	struct chk_bits meta;		/* group metadata blocks */
 	struct chk_bits used;		/* computed block use (meta included) */
 	struct chk_bits dup;		/* blocks claimed twice */
@@ -97,7 +117,7 @@ struct chk_ctx {
 	int preen_refused;		/* -p met a problem that needs -y */
 };
 
-#define CHK_ITABLE_CHUNK 64	/* inode-table blocks per read */
+#define CHK_ITABLE_CHUNK 16	/* inode-table blocks per read */
 #define CHK_MAX_WORKERS 8
 
 /* ---- small helpers (check_util.c) ---- */
@@ -125,6 +145,17 @@ int chk_pread(int fd, void *buf, size_t len, uint64_t off);
 int chk_read_block(struct chk_ctx *ctx, int fd, blk64_t blk, void *buf);
 /* does the mode select fixes of this level (and may we write)? */
 int chk_may_fix(struct chk_ctx *ctx, int code);
+
+/* ---- per-inode state (check_istate.c) ---- */
+int chk_ftype(uint16_t mode);			/* EXT2_FT_* of a mode */
+uint32_t chk_links(struct chk_ctx *ctx, ext2_ino_t ino);
+uint32_t chk_refs(struct chk_ctx *ctx, ext2_ino_t ino);
+int chk_ref_inc(struct chk_ctx *ctx, ext2_ino_t ino);
+void chk_refmap_free(struct chk_refmap *m);
+errcode_t chk_build_dirs(struct chk_ctx *ctx);
+struct chk_dir *chk_dir(struct chk_ctx *ctx, ext2_ino_t ino);
+ext2_ino_t chk_parent(struct chk_ctx *ctx, ext2_ino_t ino);
+struct chk_dir *chk_named(struct chk_ctx *ctx, ext2_ino_t ino);
 
 /* ---- the passes ---- */
 errcode_t chk_open(struct chk_ctx *ctx);		/* check_super.c */

@@ -50,7 +50,7 @@ static void note(struct chk_ctx *ctx, struct run *r, int code, uint64_t i,
 int chk_inode_used(struct chk_ctx *ctx, ext2_ino_t ino)
 {
 	return ino < EXT2_FIRST_INO(ctx->fs->super) ||
-	       (ctx->ino[ino].flags & CI_USED);
+	       (ctx->ist[ino] & CI_USED);
 }
 
 static void compare_blocks(struct chk_ctx *ctx, uint32_t *free_cnt)
@@ -92,7 +92,7 @@ static void compare_inodes(struct chk_ctx *ctx, uint32_t *free_cnt,
 		g = (ino - 1) / ipg;
 		if (!used)
 			free_cnt[g]++;
-		else if ((ctx->ino[ino].flags & (CI_USED | CI_DIR)) ==
+		else if ((ctx->ist[ino] & (CI_USED | CI_DIR)) ==
 			 (CI_USED | CI_DIR))
 			dirs[g]++;
 		note(ctx, &r, disk == used ? 0 : used ? E3P_BMAP_INODE_USED :

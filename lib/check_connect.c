@@ -18,9 +18,7 @@ static struct e3_finding *cadd(struct chk_ctx *ctx, int code, ext2_ino_t ino)
 
 static int is_dir(struct chk_ctx *ctx, ext2_ino_t ino)
 {
-	const struct chk_ino *ci = &ctx->ino[ino];
-
-	return (ci->flags & (CI_USED | CI_DIR | CI_BAD)) == (CI_USED | CI_DIR);
+	return (ctx->ist[ino] & (CI_USED | CI_DIR | CI_BAD)) == (CI_USED | CI_DIR);
 }
 
 /* Walks up from dir d through parents; marks the path reached when it
@@ -32,18 +30,18 @@ static void reach(struct chk_ctx *ctx, ext2_ino_t d, ext2_ino_t *path)
 	struct e3_finding *f;
 
 	while (n <= ctx->ninodes) {
-		struct chk_ino *ci = &ctx->ino[cur];
+		ext2_ino_t parent = chk_parent(ctx, cur);
 
-		if (cur == EXT2_ROOT_INO || (ci->flags & CI_REACHED))
+		if (cur == EXT2_ROOT_INO || (ctx->ist[cur] & CI_REACHED))
 			break;
 		path[n++] = cur;
-		ci->flags |= CI_REACHED;	/* visited: stops loops */
-		if (!ci->parent || !is_dir(ctx, ci->parent)) {
+		ctx->ist[cur] |= CI_REACHED;	/* visited: stops loops */
+		if (!parent || !is_dir(ctx, parent)) {
 			if ((f = cadd(ctx, E3P_CONN_UNREACHABLE, cur)))
-				f->ino2 = ci->parent;
+				f->ino2 = parent;
 			break;
 		}
-		cur = ci->parent;
+		cur = parent;
 	}
 }
 
@@ -53,38 +51,38 @@ void chk_pass_connect(struct chk_ctx *ctx)
 	struct e3_finding *f;
 
 	chk_progress(ctx, 4, 0, 1);
-	if (!(ctx->ino[EXT2_ROOT_INO].flags & CI_USED)) {
-		cadd(ctx, LINUX_S_ISDIR(ctx->ino[EXT2_ROOT_INO].mode) ?
+	if (!(ctx->ist[EXT2_ROOT_INO] & CI_USED) || !chk_dir(ctx, EXT2_ROOT_INO)) {
+		cadd(ctx, CI_TYPE(ctx->ist[EXT2_ROOT_INO]) == EXT2_FT_DIR ?
 		     E3P_CONN_ROOT_MISSING : E3P_CONN_ROOT_NOT_DIR, EXT2_ROOT_INO);
 		return;
 	}
 	path = malloc(sizeof(*path) * ((size_t)ctx->ninodes + 1));
 	if (!path)
 		return;
-	ctx->ino[EXT2_ROOT_INO].flags |= CI_REACHED;
-	ctx->ino[EXT2_ROOT_INO].parent = EXT2_ROOT_INO;
+	ctx->ist[EXT2_ROOT_INO] |= CI_REACHED;
+	chk_dir(ctx, EXT2_ROOT_INO)->parent = EXT2_ROOT_INO;
 	for (ino = 1; ino <= ctx->ninodes; ino++) {
 		if (!is_dir(ctx, ino))
 			continue;
-		if (!(ctx->ino[ino].flags & CI_HAS_BLOCKS)) {
+		if (!(ctx->ist[ino] & CI_HAS_BLOCKS)) {
 			cadd(ctx, E3P_DIR_MISSING_DOT, ino);
 			continue;
 		}
-		if (!(ctx->ino[ino].flags & CI_REACHED))
+		if (!(ctx->ist[ino] & CI_REACHED))
 			reach(ctx, ino, path);
 	}
 	free(path);
 	/* a loop leaves every member marked but with the top reported; '..'
 	 * is checked for every directory that has a parent entry */
 	for (ino = 1; ino <= ctx->ninodes; ino++) {
-		struct chk_ino *ci = &ctx->ino[ino];
+		struct chk_dir *d = chk_dir(ctx, ino);
 
-		if (!is_dir(ctx, ino) || !(ci->flags & CI_HAS_BLOCKS) ||
-		    !ci->parent)
+		if (!d || !is_dir(ctx, ino) || !(ctx->ist[ino] & CI_HAS_BLOCKS) ||
+		    !d->parent)
 			continue;
-		if (ci->dotdot != ci->parent && (f = cadd(ctx, E3P_CONN_DOTDOT, ino))) {
-			f->ino2 = ci->dotdot;
-			f->num = ci->parent;
+		if (d->dotdot != d->parent && (f = cadd(ctx, E3P_CONN_DOTDOT, ino))) {
+			f->ino2 = d->dotdot;
+			f->num = d->parent;
 		}
 	}
 	if (!ctx->lost_found)

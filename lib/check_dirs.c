@@ -103,32 +103,14 @@ static void finish_dir(struct chk_ctx *ctx, struct dstate *ds)
 	ds->arena_n = 0;
 }
 
-static int want_ftype(uint16_t mode)
-{
-	if (LINUX_S_ISREG(mode))
-		return EXT2_FT_REG_FILE;
-	if (LINUX_S_ISDIR(mode))
-		return EXT2_FT_DIR;
-	if (LINUX_S_ISCHR(mode))
-		return EXT2_FT_CHRDEV;
-	if (LINUX_S_ISBLK(mode))
-		return EXT2_FT_BLKDEV;
-	if (LINUX_S_ISLNK(mode))
-		return EXT2_FT_SYMLINK;
-	if (LINUX_S_ISFIFO(mode))
-		return EXT2_FT_FIFO;
-	if (LINUX_S_ISSOCK(mode))
-		return EXT2_FT_SOCK;
-	return 0;
-}
-
 /* Checks one entry naming inode t; returns nonzero if it counts as a
  * reference. */
 static int check_target(struct chk_ctx *ctx, struct dstate *ds,
 			const char *name, int nlen, ext2_ino_t t, int ftype)
 {
-	struct chk_ino *ci;
+	struct chk_dir *d;
 	struct e3_finding *f;
+	uint16_t st;
 	int want;
 
 	if (t > ctx->ninodes ||
@@ -136,8 +118,8 @@ static int check_target(struct chk_ctx *ctx, struct dstate *ds,
 		dadd(ctx, E3P_DIR_INODE_RANGE, ds->ino, t, name, nlen);
 		return 0;
 	}
-	ci = &ctx->ino[t];
-	if (!(ci->flags & CI_USED) || (ci->flags & CI_BAD)) {
+	st = ctx->ist[t];
+	if (!(st & CI_USED) || (st & CI_BAD)) {
 		dadd(ctx, E3P_DIR_INODE_UNUSED, ds->ino, t, name, nlen);
 		return 0;
 	}
@@ -146,7 +128,7 @@ static int check_target(struct chk_ctx *ctx, struct dstate *ds,
 		return 0;
 	}
 	if (ext2fs_has_feature_filetype(ctx->fs->super)) {
-		want = want_ftype(ci->mode);
+		want = CI_TYPE(st);
 		if (ftype != want &&
 		    (f = dadd(ctx, E3P_DIR_FILETYPE, ds->ino, t, name, nlen))) {
 			f->num = ftype;
@@ -157,14 +139,13 @@ static int check_target(struct chk_ctx *ctx, struct dstate *ds,
 		f->num = ftype;
 		f->num2 = 0;
 	}
-	if (ci->flags & CI_DIR) {
-		if (ci->parent) {
-			dadd(ctx, E3P_DIR_LINK_TO_DIR, ds->ino, t, name, nlen);
-			return 0;
-		}
+	d = (st & CI_DIR) ? chk_dir(ctx, t) : chk_named(ctx, t);
+	if (d && d->parent && (st & CI_DIR)) {
+		dadd(ctx, E3P_DIR_LINK_TO_DIR, ds->ino, t, name, nlen);
+		return 0;
 	}
-	if (!ci->parent)
-		ci->parent = ds->ino;
+	if (d && !d->parent)
+		d->parent = ds->ino;
 	if (ds->ino == EXT2_ROOT_INO && nlen == 10 &&
 	    !memcmp(name, "lost+found", 10))
 		ctx->lost_found = t;
@@ -180,16 +161,17 @@ static void check_dot(struct chk_ctx *ctx, struct dstate *ds, int idx,
 		if (nlen != 1 || de->name[0] != '.' || t != ds->ino)
 			dadd(ctx, E3P_DIR_MISSING_DOT, ds->ino, 0, NULL, 0);
 		else
-			ctx->ino[ds->ino].refs++;
+			chk_ref_inc(ctx, ds->ino);
 		return;
 	}
 	if (nlen != 2 || memcmp(de->name, "..", 2)) {
 		dadd(ctx, E3P_DIR_MISSING_DOTDOT, ds->ino, 0, NULL, 0);
 		return;
 	}
-	ctx->ino[ds->ino].dotdot = t;
+	if (chk_dir(ctx, ds->ino))
+		chk_dir(ctx, ds->ino)->dotdot = t;
 	if (t && t <= ctx->ninodes)
-		ctx->ino[t].refs++;
+		chk_ref_inc(ctx, t);
 }
 
 static void check_entry(struct chk_ctx *ctx, struct dstate *ds,
@@ -212,7 +194,7 @@ static void check_entry(struct chk_ctx *ctx, struct dstate *ds,
 	}
 	remember_name(ds, name, nlen);
 	if (check_target(ctx, ds, name, nlen, de->inode, ftype))
-		ctx->ino[de->inode].refs++;
+		chk_ref_inc(ctx, de->inode);
 }
 
 /* One block of entries: stops at the first structural error (the fix
@@ -408,14 +390,14 @@ errcode_t chk_pass_dirs(struct chk_ctx *ctx)
 		ds.ino = d[i].ino;
 		chk_progress(ctx, 3, i, ctx->dblks.n);
 		for (j = i; j < ctx->dblks.n && d[j].ino == ds.ino; j++)
-			if (!(ctx->ino[ds.ino].flags & CI_BAD))
+			if (!(ctx->ist[ds.ino] & CI_BAD))
 				check_block(ctx, &ds, &d[j]);
-		if (ctx->ino[ds.ino].flags & CI_BAD)
+		if (ctx->ist[ds.ino] & CI_BAD)
 			continue;
 		if (d[i].lblk != 0)
 			dadd(ctx, E3P_DIR_MISSING_DOT, ds.ino, 0, NULL, 0);
 		finish_dir(ctx, &ds);
-		if (ctx->ino[ds.ino].flags & CI_INDEX)
+		if (ctx->ist[ds.ino] & CI_INDEX)
 			check_htree(ctx, &ds, i, j - i);
 	}
 	chk_progress(ctx, 3, ctx->dblks.n, ctx->dblks.n);

@@ -53,7 +53,7 @@ static void fix_bitmaps(struct chk_ctx *ctx)
 		g = (ino - 1) / ipg;
 		if (chk_inode_used(ctx, ino)) {
 			ext2fs_mark_inode_bitmap2(fs->inode_map, ino);
-			if ((ctx->ino[ino].flags & (CI_USED | CI_DIR)) ==
+			if ((ctx->ist[ino] & (CI_USED | CI_DIR)) ==
 			    (CI_USED | CI_DIR))
 				dirs[g]++;
 		} else {
@@ -99,7 +99,7 @@ static int clear_inode(struct chk_ctx *ctx, ext2_ino_t ino)
 	in.i_dtime = ctx->fs->now ? ctx->fs->now : time(NULL);
 	if (!in.i_dtime)
 		in.i_dtime = 1;
-	ctx->ino[ino].flags |= CI_BAD;
+	ctx->ist[ino] |= CI_BAD;
 	return rw_inode(ctx, ino, &in, 1);
 }
 
@@ -186,7 +186,7 @@ static void fix_block_findings(struct chk_ctx *ctx)
 		    (f->code != E3P_INO_ILLEGAL_BLOCK && f->code != E3P_INO_BAD_IND &&
 		     f->code != E3P_INO_METADATA_BLOCK && f->code != E3P_INO_DUP_BLOCK))
 			continue;
-		if (f->code == E3P_INO_DUP_BLOCK && (ctx->ino[f->ino2].flags & CI_BAD))
+		if (f->code == E3P_INO_DUP_BLOCK && (ctx->ist[f->ino2] & CI_BAD))
 			continue;
 		clone = malloc(sizeof(*clone) * rep->n_findings);
 		if (!clone)

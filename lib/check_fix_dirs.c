@@ -20,7 +20,7 @@ static void done(struct chk_ctx *ctx, struct e3_finding *f)
 
 static ext2_ino_t parent_of(struct chk_ctx *ctx, ext2_ino_t dir)
 {
-	ext2_ino_t p = ctx->ino[dir].parent;
+	ext2_ino_t p = chk_parent(ctx, dir);
 
 	if (dir == EXT2_ROOT_INO)
 		return EXT2_ROOT_INO;
@@ -75,37 +75,21 @@ struct dirfix {
 	size_t ndirs;
 };
 
-static int want_ftype(uint16_t mode)
-{
-	static const struct { uint16_t fmt; int ft; } map[] = {
-		{ LINUX_S_IFREG, EXT2_FT_REG_FILE }, { LINUX_S_IFDIR, EXT2_FT_DIR },
-		{ LINUX_S_IFCHR, EXT2_FT_CHRDEV }, { LINUX_S_IFBLK, EXT2_FT_BLKDEV },
-		{ LINUX_S_IFLNK, EXT2_FT_SYMLINK }, { LINUX_S_IFIFO, EXT2_FT_FIFO },
-		{ LINUX_S_IFSOCK, EXT2_FT_SOCK },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if ((mode & LINUX_S_IFMT) == map[i].fmt)
-			return map[i].ft;
-	return 0;
-}
-
 static int bad_target(struct dirfix *df, ext2_ino_t t)
 {
 	struct chk_ctx *ctx = df->ctx;
-	struct chk_ino *ci;
+	uint16_t st;
 	size_t i;
 
 	if (t > ctx->ninodes || t == EXT2_ROOT_INO ||
 	    t < EXT2_FIRST_INO(ctx->fs->super))
 		return 1;
-	ci = &ctx->ino[t];
-	if (!(ci->flags & CI_USED) || (ci->flags & CI_BAD))
+	st = ctx->ist[t];
+	if (!(st & CI_USED) || (st & CI_BAD))
 		return 1;
-	if (!(ci->flags & CI_DIR))
+	if (!(st & CI_DIR))
 		return 0;
-	if (ci->parent != df->dir)
+	if (chk_parent(ctx, t) != df->dir)
 		return 1;		/* a second link to a directory */
 	for (i = 0; i < df->ndirs; i++)
 		if (df->dirs_seen[i] == t)
@@ -161,8 +145,8 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 		de->inode = 0;
 		return DIRENT_CHANGED;
 	}
-	if (has_ft && ft != want_ftype(ctx->ino[de->inode].mode)) {
-		ext2fs_dirent_set_file_type(de, want_ftype(ctx->ino[de->inode].mode));
+	if (has_ft && ft != CI_TYPE(ctx->ist[de->inode])) {
+		ext2fs_dirent_set_file_type(de, CI_TYPE(ctx->ist[de->inode]));
 		return DIRENT_CHANGED;
 	}
 	if (!has_ft && ft) {
@@ -218,7 +202,7 @@ static void fix_dir_entries(struct chk_ctx *ctx, ext2_ino_t dir)
 			df.dups[df.ndups++] = f->name;
 		n++;
 	}
-	if (!n || !(ctx->ino[dir].flags & CI_HAS_BLOCKS))
+	if (!n || !(ctx->ist[dir] & CI_HAS_BLOCKS))
 		goto out;
 	if (ext2fs_dir_iterate2(ctx->fs, dir, 0, NULL, entry_cb, &df))
 		goto out;
@@ -259,10 +243,10 @@ static errcode_t make_lost_found(struct chk_ctx *ctx)
 static void reconnect(struct chk_ctx *ctx, struct e3_finding *f)
 {
 	ext2_filsys fs = ctx->fs;
-	struct chk_ino *ci = &ctx->ino[f->ino];
+	uint16_t st = ctx->ist[f->ino];
 	char name[32];
 	errcode_t err;
-	int ft = ext2fs_has_feature_filetype(fs->super) ? want_ftype(ci->mode) : 0;
+	int ft = ext2fs_has_feature_filetype(fs->super) ? CI_TYPE(st) : 0;
 
 	if (!ctx->lost_found)
 		return;
@@ -275,7 +259,7 @@ static void reconnect(struct chk_ctx *ctx, struct e3_finding *f)
 	}
 	if (err)
 		return;
-	if (ci->flags & CI_DIR)
+	if (st & CI_DIR)
 		ext2fs_dir_iterate2(fs, f->ino, 0, NULL, set_dotdot_cb,
 				    &ctx->lost_found);
 	done(ctx, f);

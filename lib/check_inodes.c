@@ -335,13 +335,13 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 
 			if (f)
 				f->num = wk.illegal;
-			ctx->ino[ino].flags |= CI_BAD;
+			ctx->ist[ino] |= CI_BAD;
 		}
 	}
 	if (st.nblocks)
-		ctx->ino[ino].flags |= CI_HAS_BLOCKS;
+		ctx->ist[ino] |= CI_HAS_BLOCKS;
 	account_layout(w, &st, st.nblocks + (ea_ok ? 1 : 0));
-	if (check && !(ctx->ino[ino].flags & CI_BAD))
+	if (check && !(ctx->ist[ino] & CI_BAD))
 		check_sizes(w, in, &st, ea_ok);
 	if (LINUX_S_ISLNK(in->i_mode) && valid && check) {
 		uint64_t size = EXT2_I_SIZE(in);
@@ -353,7 +353,7 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 				f->num = size;
 				f->num2 = st.nblocks;
 			}
-			ctx->ino[ino].flags |= CI_BAD;
+			ctx->ist[ino] |= CI_BAD;
 		}
 	}
 }
@@ -373,7 +373,7 @@ static void check_special(struct chk_worker *w, ext2_ino_t ino,
 		    (in->i_flags & EXT2_INDEX_FL)) {
 			if ((f = wadd(w, E3P_INO_FAST_SYMLINK, ino)))
 				f->num = size;
-			ctx->ino[ino].flags |= CI_BAD;
+			ctx->ist[ino] |= CI_BAD;
 		}
 		return;
 	}
@@ -384,7 +384,7 @@ static void check_special(struct chk_worker *w, ext2_ino_t ino,
 		bad = 1;
 	if (bad) {
 		wadd(w, E3P_INO_DEVICE, ino);
-		ctx->ino[ino].flags |= CI_BAD;
+		ctx->ist[ino] |= CI_BAD;
 	}
 }
 
@@ -392,18 +392,18 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 			   const struct ext2_inode *in)
 {
 	struct chk_ctx *ctx = w->ctx;
-	struct chk_ino *ci = &ctx->ino[ino];
+	uint16_t *ci = &ctx->ist[ino];
 	struct e3_finding *f;
 
-	ci->flags |= CI_USED;
+	*ci |= CI_USED;
 	if (ino == EXT2_ROOT_INO) {
 		if (!LINUX_S_ISDIR(in->i_mode) || !in->i_links_count) {
-			ci->flags &= ~CI_USED;
+			*ci &= ~CI_USED;
 			return;		/* pass 4 reports it */
 		}
-		ci->flags |= CI_DIR;
+		*ci |= CI_DIR;
 		if (in->i_flags & EXT2_INDEX_FL)
-			ci->flags |= CI_INDEX;
+			*ci |= CI_INDEX;
 		walk_file(w, ino, in, 1);
 		return;
 	}
@@ -443,43 +443,50 @@ static void check_inode(struct chk_worker *w, ext2_ino_t ino,
 			const struct ext2_inode *in)
 {
 	struct chk_ctx *ctx = w->ctx;
-	struct chk_ino *ci = &ctx->ino[ino];
+	uint16_t *ci = &ctx->ist[ino];
 	struct e3_finding *f;
 
-	ci->mode = in->i_mode;
-	ci->links = in->i_links_count;
+	*ci |= chk_ftype(in->i_mode) << CI_TYPE_SHIFT;
+	if (in->i_links_count == 1) {
+		*ci |= CI_LINK1;
+	} else if (in->i_links_count) {
+		struct chk_link l = { ino, in->i_links_count };
+
+		if (chk_vec_push(&w->links, &l))
+			w->err = ENOMEM;
+	}
 	if (ino < EXT2_FIRST_INO(ctx->fs->super)) {
 		check_reserved(w, ino, in);
 		return;
 	}
 	if (!in->i_links_count) {
-		if (in->i_mode && !in->i_dtime && !(ci->flags & CI_ORPHAN))
+		if (in->i_mode && !in->i_dtime && !(*ci & CI_ORPHAN))
 			wadd(w, E3P_INO_ZERO_DTIME, ino);
 		return;
 	}
-	ci->flags |= CI_USED;
-	if (in->i_dtime && !(ci->flags & CI_ORPHAN))
+	*ci |= CI_USED;
+	if (in->i_dtime && !(*ci & CI_ORPHAN))
 		wadd(w, E3P_INO_DTIME, ino);
 	if (!valid_type(in->i_mode)) {
 		if ((f = wadd(w, E3P_INO_BAD_MODE, ino)))
 			f->num = in->i_mode;
-		ci->flags |= CI_BAD;
+		*ci |= CI_BAD;
 		return;
 	}
 	if (in->i_flags & (EXT4_EXTENTS_FL_ | EXT4_INLINE_FL_)) {
 		if ((f = wadd(w, E3P_INO_FLAGS_EXTENTS, ino)))
 			f->num = in->i_flags;
-		ci->flags |= CI_BAD;
+		*ci |= CI_BAD;
 		return;
 	}
 	if (in->i_flags & EXT2_IMAGIC_FL &&
 	    !ext2fs_has_feature_imagic_inodes(ctx->fs->super))
 		wadd(w, E3P_INO_IMAGIC, ino);
 	if (LINUX_S_ISDIR(in->i_mode)) {
-		ci->flags |= CI_DIR;
+		*ci |= CI_DIR;
 		if (in->i_flags & EXT2_INDEX_FL) {
 			if (ext2fs_has_feature_dir_index(ctx->fs->super))
-				ci->flags |= CI_INDEX;
+				*ci |= CI_INDEX;
 			else
 				wadd(w, E3P_HTREE_NO_FEATURE, ino);
 		}
@@ -549,6 +556,7 @@ static errcode_t worker_init(struct chk_ctx *ctx, struct chk_worker *w)
 	w->findings.size = sizeof(struct e3_finding);
 	w->dblks.size = sizeof(struct chk_dblk);
 	w->ea.size = sizeof(struct chk_ea_ref);
+	w->links.size = sizeof(struct chk_link);
 	w->worst_runs.size = w->worst_excess.size = sizeof(struct e3_layout_file);
 	w->fd = open(ctx->path, O_RDONLY | O_CLOEXEC);
 	if (w->fd < 0)
@@ -575,6 +583,7 @@ void chk_worker_free(struct chk_worker *w)
 	chk_vec_free(&w->findings);
 	chk_vec_free(&w->dblks);
 	chk_vec_free(&w->ea);
+	chk_vec_free(&w->links);
 	chk_vec_free(&w->worst_runs);
 	chk_vec_free(&w->worst_excess);
 	free(w->ibuf);
@@ -596,7 +605,7 @@ static void mark_orphans(struct chk_ctx *ctx)
 
 		if (ino < EXT2_FIRST_INO(ctx->fs->super) || ino > ctx->ninodes)
 			why = "inode number out of range";
-		else if (ctx->ino[ino].flags & CI_ORPHAN || ++steps > ctx->ninodes)
+		else if (ctx->ist[ino] & CI_ORPHAN || ++steps > ctx->ninodes)
 			why = "the list loops";
 		else if (ext2fs_read_inode(ctx->fs, ino, &in))
 			why = "unreadable";
@@ -607,7 +616,7 @@ static void mark_orphans(struct chk_ctx *ctx)
 			}
 			return;
 		}
-		ctx->ino[ino].flags |= CI_ORPHAN;
+		ctx->ist[ino] |= CI_ORPHAN;
 		ino = in.i_dtime;
 	}
 }
@@ -636,8 +645,8 @@ errcode_t chk_pass_inodes(struct chk_ctx *ctx)
 	dgrp_t ng = ctx->fs->group_desc_count;
 	errcode_t err = 0;
 
-	ctx->ino = calloc((size_t)ctx->ninodes + 1, sizeof(*ctx->ino));
-	if (!ctx->ino)
+	ctx->ist = calloc((size_t)ctx->ninodes + 1, sizeof(*ctx->ist));
+	if (!ctx->ist)
 		return ENOMEM;
 	mark_orphans(ctx);
 	chk_progress(ctx, 2, 0, ng);

@@ -50,7 +50,7 @@ static void name_files(struct chk_ctx *ctx, struct e3_layout_file *lf,
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		ext2_ino_t parent = ctx->ino[lf[i].ino].parent;
+		ext2_ino_t parent = chk_parent(ctx, lf[i].ino);
 		char *name = NULL;
 
 		if (lf[i].path)

@@ -63,8 +63,12 @@ static void ctx_close(struct chk_ctx *ctx)
 	if (ctx->fd >= 0)
 		close(ctx->fd);
 	ctx->fd = -1;
-	free(ctx->ino);
-	ctx->ino = NULL;
+	free(ctx->ist);
+	ctx->ist = NULL;
+	chk_vec_free(&ctx->links);
+	chk_refmap_free(&ctx->refs);
+	chk_vec_free(&ctx->dirs);
+	chk_vec_free(&ctx->named);
 	chk_bits_free(&ctx->meta);
 	chk_bits_free(&ctx->used);
 	chk_bits_free(&ctx->dup);

@@ -183,7 +183,7 @@ static void owners_of(struct owner_scan *os, struct chk_walk *wk,
 		o.blk = in->i_file_acl;
 		chk_vec_push(&os->owners, &o);
 	}
-	if (os->ctx->ino[ino].flags & CI_HAS_BLOCKS)
+	if (os->ctx->ist[ino] & CI_HAS_BLOCKS)
 		chk_walk_blocks(wk, in);
 }
 
@@ -211,10 +211,10 @@ static errcode_t find_dup_owners(struct chk_ctx *ctx)
 	for (ino = 1; ino <= ctx->ninodes; ino++) {
 		struct ext2_inode in;
 
-		if (!(ctx->ino[ino].flags & CI_USED) ||
+		if (!(ctx->ist[ino] & CI_USED) ||
 		    ext2fs_read_inode(ctx->fs, ino, &in))
 			continue;
-		if (!(ctx->ino[ino].flags & CI_HAS_BLOCKS) && !in.i_file_acl &&
+		if (!(ctx->ist[ino] & CI_HAS_BLOCKS) && !in.i_file_acl &&
 		    ino != EXT2_RESIZE_INO)
 			continue;
 		owners_of(&os, &wk, ino, &in);
@@ -250,6 +250,32 @@ static int any_bits(const struct chk_bits *b)
 	return 0;
 }
 
+static int cmp_named(const void *a, const void *b)
+{
+	const struct chk_dir *x = a, *y = b;
+
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The worst files' inode numbers, so pass 3 records their parents. */
+static errcode_t name_worst(struct chk_ctx *ctx, const struct e3_layout *lay)
+{
+	unsigned i;
+
+	for (i = 0; i < lay->n_worst_runs + lay->n_worst_excess; i++) {
+		const struct e3_layout_file *lf = i < lay->n_worst_runs ?
+			&lay->worst_runs[i] : &lay->worst_excess[i - lay->n_worst_runs];
+		struct chk_dir d = { lf->ino, 0, 0 };
+
+		if (!chk_dir(ctx, lf->ino) && !chk_named(ctx, lf->ino)) {
+			if (chk_vec_push(&ctx->named, &d))
+				return ENOMEM;
+			qsort(ctx->named.v, ctx->named.n, ctx->named.size, cmp_named);
+		}
+	}
+	return 0;
+}
+
 errcode_t chk_merge_workers(struct chk_ctx *ctx, struct chk_worker *w, int nw)
 {
 	struct e3_layout *lay = &ctx->rep->layout;
@@ -277,6 +303,7 @@ errcode_t chk_merge_workers(struct chk_ctx *ctx, struct chk_worker *w, int nw)
 	}
 	ctx->dblks.size = sizeof(struct chk_dblk);
 	ctx->ea.size = sizeof(struct chk_ea_ref);
+	ctx->links.size = sizeof(struct chk_link);
 	for (k = 0; k < nw; k++) {
 		struct e3_finding *f = w[k].findings.v;
 		size_t n;
@@ -288,6 +315,7 @@ errcode_t chk_merge_workers(struct chk_ctx *ctx, struct chk_worker *w, int nw)
 				*t = f[n];
 		}
 		if (append(&ctx->dblks, &w[k].dblks) || append(&ctx->ea, &w[k].ea) ||
+		    append(&ctx->links, &w[k].links) ||
 		    append(&wr, &w[k].worst_runs) || append(&we, &w[k].worst_excess))
 			return ENOMEM;
 		sum_layout(lay, &w[k].lay);
@@ -298,6 +326,11 @@ errcode_t chk_merge_workers(struct chk_ctx *ctx, struct chk_worker *w, int nw)
 	lay->n_worst_runs = wr.n;
 	lay->worst_excess = we.v;
 	lay->n_worst_excess = we.n;
+	err = chk_build_dirs(ctx);
+	if (!err)
+		err = name_worst(ctx, lay);
+	if (err)
+		return err;
 	if (ctx->dblks.n)
 		qsort(ctx->dblks.v, ctx->dblks.n, ctx->dblks.size, cmp_dblk);
 	err = check_ea_blocks(ctx);

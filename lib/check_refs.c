@@ -12,30 +12,33 @@ void chk_pass_refs(struct chk_ctx *ctx)
 
 	chk_progress(ctx, 5, 0, ctx->ninodes);
 	for (ino = EXT2_ROOT_INO; ino <= ctx->ninodes; ino++) {
-		struct chk_ino *ci = &ctx->ino[ino];
+		uint16_t st = ctx->ist[ino];
+		uint32_t refs, links;
 
 		if (ino < first && ino != EXT2_ROOT_INO)
 			continue;
-		if ((ci->flags & (CI_USED | CI_BAD)) != CI_USED)
+		if ((st & (CI_USED | CI_BAD)) != CI_USED)
 			continue;
-		if (!ci->refs) {
-			if (ci->flags & CI_DIR)
+		refs = chk_refs(ctx, ino);
+		links = chk_links(ctx, ino);
+		if (!refs) {
+			if (st & CI_DIR)
 				continue;	/* pass 4 reported it */
-			f = chk_add(ctx, NULL, ((ci->flags & CI_HAS_BLOCKS) ||
-					   !LINUX_S_ISREG(ci->mode)) ?
+			f = chk_add(ctx, NULL, ((st & CI_HAS_BLOCKS) ||
+					   CI_TYPE(st) != EXT2_FT_REG_FILE) ?
 				    E3P_REF_UNATTACHED : E3P_REF_UNATTACHED_EMPTY);
 			if (f) {
 				f->ino = ino;
-				f->num = ci->links;
+				f->num = links;
 			}
 			continue;
 		}
-		if ((ci->flags & CI_DIR) && !(ci->flags & CI_REACHED))
+		if ((st & CI_DIR) && !(st & CI_REACHED))
 			continue;
-		if (ci->refs != ci->links && (f = chk_add(ctx, NULL, E3P_REF_LINKS))) {
+		if (refs != links && (f = chk_add(ctx, NULL, E3P_REF_LINKS))) {
 			f->ino = ino;
-			f->num = ci->links;
-			f->num2 = ci->refs;
+			f->num = links;
+			f->num2 = refs;
 		}
 	}
 	chk_progress(ctx, 5, ctx->ninodes, ctx->ninodes);
