@@ -134,6 +134,14 @@ static inline void chk_set(struct chk_bits *b, uint64_t i)
 	if (i < b->nbits)
 		b->w[i >> 6] |= (uint64_t)1 << (i & 63);
 }
+/* The 64 bits from bit pos on (pos need not be aligned). */
+static inline uint64_t chk_bits64(const struct chk_bits *b, uint64_t pos)
+{
+	unsigned sh = pos & 63;
+	uint64_t lo = b->w[pos >> 6];
+
+	return sh ? (lo >> sh) | (b->w[(pos >> 6) + 1] << (64 - sh)) : lo;
+}
 static inline void chk_clear(struct chk_bits *b, uint64_t i)
 {
 	if (i < b->nbits)

@@ -20,6 +20,19 @@ static void free_space(struct chk_ctx *ctx, struct e3_layout *lay)
 
 	lay->free_min = 0;
 	for (b = first; b <= ctx->nblocks; b++) {
+		if (b + 64 <= ctx->nblocks) {	/* whole words at a time */
+			uint64_t w = chk_bits64(&ctx->used, b);
+
+			if (!w) {
+				len += 64;
+				b += 63;
+				continue;
+			}
+			if (w == ~0ull && !len) {
+				b += 63;
+				continue;
+			}
+		}
 		if (b < ctx->nblocks && !chk_bit(&ctx->used, b)) {
 			len++;
 			continue;

@@ -35,7 +35,7 @@ void chk_vec_free(struct chk_vec *v)
 int chk_bits_init(struct chk_bits *b, uint64_t nbits)
 {
 	b->nbits = nbits;
-	b->w = calloc(nbits / 64 + 1, sizeof(uint64_t));
+	b->w = calloc(nbits / 64 + 2, sizeof(uint64_t));	/* chk_bits64 reads one past */
 	return b->w ? 0 : ENOMEM;
 }
 
