@@ -31,7 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = memfd_create("fuzz-img", 0);
 	if (fd < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size || ftruncate(fd, 1 << 20)) {
+	if (write(fd, data, size) != (ssize_t)size ||
+	    (size < (1 << 20) && ftruncate(fd, 1 << 20))) {
 		close(fd);
 		return 0;
 	}
