@@ -267,11 +267,20 @@ static void htree_bad(struct chk_ctx *ctx, ext2_ino_t dir, int code,
 	}
 }
 
-/* Checks one index node's count/limit/order and its children's block
- * numbers; returns 0 if sane. */
+/* What the index says about each block of an htree directory. */
+struct dx_blk {
+	uint16_t refs;		/* index entries pointing here */
+	uint8_t node;		/* an index node, not a leaf */
+	uint32_t lo, hi;	/* hash range its parent gives it */
+};
+
+/* Checks one index node's limit, count and order, and records its
+ * children's ranges as e2fsck's parse_int_node does (entry 0 starts at 0,
+ * the last ends at 0xfffffffe, the low bit of each hash is a collision
+ * flag); returns 0 if sane. */
 static int check_dx_node(struct chk_ctx *ctx, ext2_ino_t dir, uint32_t lblk,
 			 const unsigned char *p, unsigned room, uint32_t nblk,
-			 uint32_t *children, unsigned *nchild)
+			 struct dx_blk *dx, uint32_t *children, unsigned *nchild)
 {
 	const struct dx_countlimit_ *cl = (const void *)p;
 	const struct dx_entry_ *e = (const void *)p;
@@ -289,18 +298,21 @@ static int check_dx_node(struct chk_ctx *ctx, ext2_ino_t dir, uint32_t lblk,
 	}
 	for (i = 0; i < count; i++) {
 		uint32_t b = ext2fs_le32_to_cpu(e[i].block) & 0x0ffffff;
-		uint32_t h = ext2fs_le32_to_cpu(e[i].hash);
+		uint32_t h = i ? ext2fs_le32_to_cpu(e[i].hash) & ~1u : 0;
 
-		if (i && (h & ~1u) < prev) {
+		if (h < prev) {
 			htree_bad(ctx, dir, E3P_HTREE_ORDER, lblk, 0, NULL);
 			return 1;
 		}
-		if (i)
-			prev = h & ~1u;
+		prev = h;
 		if (!b || b >= nblk) {
 			htree_bad(ctx, dir, E3P_HTREE_BLOCK, b, 0, NULL);
 			return 1;
 		}
+		dx[b].refs++;
+		dx[b].lo = h;
+		dx[b].hi = i + 1 < count ?
+			ext2fs_le32_to_cpu(e[i + 1].hash) & ~1u : 0xfffffffe;
 		children[(*nchild)++] = b;
 	}
 	return 0;
@@ -325,15 +337,45 @@ static blk64_t dir_block(struct chk_ctx *ctx, size_t first, size_t n,
 	return 0;
 }
 
+/* Every live entry of a leaf must hash into the range its index gives. */
+static void check_leaf(struct chk_ctx *ctx, struct dstate *ds, uint32_t lblk,
+		       blk64_t pblk, const struct dx_blk *dx, int version)
+{
+	unsigned off = 0;
+
+	if (chk_read_block(ctx, ctx->fd, pblk, ds->buf2))
+		return;
+	while (off + 8 <= ctx->bs) {
+		struct ext2_dir_entry *de = (void *)(ds->buf2 + off);
+		unsigned rec_len, nlen = ext2fs_dirent_name_len(de);
+		ext2_dirhash_t hash = 0;
+
+		if (ext2fs_get_rec_len(ctx->fs, de, &rec_len) || rec_len < 8 ||
+		    off + rec_len > ctx->bs || 8 + nlen > rec_len)
+			return;		/* reported by check_block */
+		if (de->inode && nlen &&
+		    !ext2fs_dirhash2(version, de->name, nlen, NULL, 0,
+				     ctx->fs->super->s_hash_seed, &hash, NULL) &&
+		    (hash < dx->lo || hash > dx->hi)) {
+			htree_bad(ctx, ds->ino, E3P_HTREE_HASH, lblk, hash, NULL);
+			return;
+		}
+		off += rec_len;
+	}
+}
+
 /* The dx root sits in block 0 after '.' and '..'; with indirect_levels 1
- * its children are index nodes whose entries follow a fake empty dirent. */
+ * its children are index nodes whose entries follow a fake empty dirent.
+ * Every other block is a leaf referenced exactly once. */
 static void check_htree(struct chk_ctx *ctx, struct dstate *ds, size_t first,
 			size_t n)
 {
 	const unsigned char *p = ds->buf;
-	unsigned bs = ctx->bs, levels, nchild = 0, i;
-	uint32_t nblk = n ? ((const struct chk_dblk *)ctx->dblks.v)[first + n - 1].lblk + 1 : 0;
-	uint32_t *children;
+	const struct chk_dblk *d = (const struct chk_dblk *)ctx->dblks.v + first;
+	unsigned bs = ctx->bs, levels, nchild = 0, nsub = 0, i;
+	uint32_t nblk = n ? d[n - 1].lblk + 1 : 0, *children = NULL, *sub = NULL;
+	struct dx_blk *dx = NULL;
+	int version;
 
 	if (!n || chk_read_block(ctx, ctx->fd, dir_block(ctx, first, n, 0), ds->buf))
 		return;
@@ -344,31 +386,47 @@ static void check_htree(struct chk_ctx *ctx, struct dstate *ds, size_t first,
 			  "hash version" : "reserved field");
 		return;
 	}
+	version = p[0x1C];
+	if (version <= EXT2_HASH_TEA &&
+	    (ctx->fs->super->s_flags & EXT2_FLAGS_UNSIGNED_HASH))
+		version += 3;
 	levels = p[0x1E];
 	if (levels > 1) {
 		htree_bad(ctx, ds->ino, E3P_HTREE_DEPTH, levels, 0, NULL);
 		return;
 	}
+	dx = calloc(nblk, sizeof(*dx));
 	children = malloc(sizeof(*children) * (bs / 8 + 1));
-	if (!children)
-		return;
-	if (check_dx_node(ctx, ds->ino, 0, p + 0x20, bs - 0x20, nblk, children,
-			  &nchild) || !levels)
+	sub = malloc(sizeof(*sub) * (size_t)(bs / 8 + 1) * (bs / 8 + 1));
+	if (!dx || !children || !sub)
 		goto out;
-	for (i = 0; i < nchild; i++) {
-		uint32_t sub[1024];
-		unsigned nsub = 0;
+	if (check_dx_node(ctx, ds->ino, 0, p + 0x20, bs - 0x20, nblk, dx,
+			  children, &nchild))
+		goto out;
+	for (i = 0; levels && i < nchild; i++) {
 		blk64_t b = dir_block(ctx, first, n, children[i]);
 
-		if (!b || chk_read_block(ctx, ctx->fd, b, ds->buf2))
+		dx[children[i]].node = 1;
+		if (!b || chk_read_block(ctx, ctx->fd, b, ds->buf2) ||
+		    check_dx_node(ctx, ds->ino, children[i], ds->buf2 + 8, bs - 8,
+				  nblk, dx, sub, &nsub))
+			goto out;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t l = d[i].lblk;
+
+		if (!l || dx[l].node)
 			continue;
-		if (bs / 8 + 1 > sizeof(sub) / sizeof(sub[0]) ||
-		    check_dx_node(ctx, ds->ino, children[i], ds->buf2 + 8,
-				  bs - 8, nblk, sub, &nsub))
+		if (dx[l].refs != 1) {
+			htree_bad(ctx, ds->ino, E3P_HTREE_UNREF, l, 0, NULL);
 			break;
+		}
+		check_leaf(ctx, ds, l, d[i].blk, &dx[l], version);
 	}
 out:
+	free(dx);
 	free(children);
+	free(sub);
 }
 
 errcode_t chk_pass_dirs(struct chk_ctx *ctx)

@@ -236,9 +236,21 @@ static void set_field(struct chk_ctx *ctx, struct e3_finding *f)
 		break;
 	case E3P_REF_LINKS: in.i_links_count = f->num2; break;
 	case E3P_INO_EA_BLOCK_RANGE: in.i_file_acl = 0; break;
+	case E3P_INO_FIELD:
+		if (!f->name)
+			return;
+		if (!strcmp(f->name, "i_faddr"))
+			in.i_faddr = 0;
+		else if (!strcmp(f->name, "i_blocks_hi"))
+			in.osd2.linux2.l_i_blocks_hi = 0;
+		else if (!strcmp(f->name, "i_file_acl_high"))
+			in.osd2.linux2.l_i_file_acl_high = 0;
+		else if (!strcmp(f->name, "i_size_high"))
+			in.i_size_high = 0;
+		break;
 	case E3P_HTREE_ROOT: case E3P_HTREE_LIMIT: case E3P_HTREE_COUNT:
 	case E3P_HTREE_ORDER: case E3P_HTREE_DEPTH: case E3P_HTREE_BLOCK:
-	case E3P_HTREE_NO_FEATURE:
+	case E3P_HTREE_NO_FEATURE: case E3P_HTREE_HASH: case E3P_HTREE_UNREF:
 		in.i_flags &= ~EXT2_INDEX_FL;
 		break;
 	default:
@@ -278,6 +290,20 @@ static void fix_ea_block(struct chk_ctx *ctx, struct e3_finding *f)
 		rw_inode(ctx, r[i].ino, &in, 1);
 	}
 	done(ctx, f);
+}
+
+/* A bad resize inode is cleared and, with the feature, made anew by
+ * libext2fs (as e2fsck does after its passes). */
+static errcode_t fix_resize(struct chk_ctx *ctx)
+{
+	struct ext2_inode in;
+	errcode_t err;
+
+	memset(&in, 0, sizeof(in));
+	err = ext2fs_write_inode(ctx->fs, EXT2_RESIZE_INO, &in);
+	if (!err && ext2fs_has_feature_resize_inode(ctx->fs->super))
+		err = ext2fs_create_resize_inode(ctx->fs);
+	return err;
 }
 
 static void fix_orphans(struct chk_ctx *ctx, struct e3_finding *f)
@@ -327,6 +353,10 @@ static void fix_inodes(struct chk_ctx *ctx)
 			break;
 		case E3P_SB_LAST_ORPHAN: case E3P_INO_ORPHAN:
 			fix_orphans(ctx, f);
+			break;
+		case E3P_INO_RESIZE_BAD:
+			if (!fix_resize(ctx))
+				done(ctx, f);
 			break;
 		case E3P_SB_ERROR_STATE:
 			ctx->fs->super->s_state &= ~EXT2_ERROR_FS;

@@ -388,6 +388,41 @@ static void check_special(struct chk_worker *w, ext2_ino_t ino,
 	}
 }
 
+/* The resize inode as e2fsck's check_resize_inode wants it: a regular
+ * file whose only pointer is the DIND block, which maps each reserved GDT
+ * block at its place after the primary descriptors. */
+static const char *resize_bad(struct chk_worker *w, const struct ext2_inode *in)
+{
+	struct chk_ctx *ctx = w->ctx;
+	ext2_filsys fs = ctx->fs;
+	blk64_t dind = in->i_block[EXT2_DIND_BLOCK];
+	unsigned apb = ctx->bs / 4, i;
+	const uint32_t *tab = (const uint32_t *)w->bbuf[0];
+
+	for (i = 0; i < EXT2_N_BLOCKS; i++)
+		if (i != EXT2_DIND_BLOCK && in->i_block[i])
+			return "pointers other than the double indirect one";
+	if (!ext2fs_has_feature_resize_inode(fs->super))
+		return in->i_block[EXT2_DIND_BLOCK] || in->i_mode ?
+			"in use without the resize_inode feature" : NULL;
+	if (!LINUX_S_ISREG(in->i_mode))
+		return "not a regular file";
+	if (!dind)
+		return fs->super->s_reserved_gdt_blocks ? "no double indirect block" : NULL;
+	if (dind < fs->super->s_first_data_block || dind >= ctx->nblocks ||
+	    chk_bit(&ctx->meta, dind))
+		return "double indirect block out of range";
+	if (chk_read_block(ctx, w->fd, dind, w->bbuf[0]))
+		return "double indirect block unreadable";
+	for (i = 0; i < fs->super->s_reserved_gdt_blocks; i++) {
+		blk64_t want = fs->super->s_first_data_block + 1 + fs->desc_blocks + i;
+
+		if (ext2fs_le32_to_cpu(tab[(fs->desc_blocks + i) % apb]) != want)
+			return "reserved GDT blocks not mapped";
+	}
+	return NULL;
+}
+
 static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 			   const struct ext2_inode *in)
 {
@@ -408,13 +443,15 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 		return;
 	}
 	if (ino == EXT2_RESIZE_INO) {
-		if (ext2fs_has_feature_resize_inode(ctx->fs->super) &&
-		    in->i_block[EXT2_DIND_BLOCK]) {
+		const char *why = resize_bad(w, in);
+
+		if (why) {
+			if ((f = wadd(w, E3P_INO_RESIZE_BAD, ino)))
+				f->name = strdup(why);
+		} else if (in->i_block[EXT2_DIND_BLOCK]) {
 			blk64_t b = in->i_block[EXT2_DIND_BLOCK];
 
-			if (b >= ctx->nblocks || chk_bit(&ctx->meta, b))
-				wadd(w, E3P_INO_RESIZE_BAD, ino);
-			else if (chk_bit(&w->used, b))
+			if (chk_bit(&w->used, b))
 				chk_set(&w->dup, b);
 			else
 				chk_set(&w->used, b);
@@ -437,6 +474,31 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 	}
 	if (in->i_mode && LINUX_S_ISREG(in->i_mode))
 		walk_file(w, ino, in, 0);
+}
+
+/* Fields ext3 leaves zero (e2fsck's process_bad_inode): fragments, the
+ * high halves of features this filesystem lacks. */
+static void check_fields(struct chk_worker *w, ext2_ino_t ino,
+			 const struct ext2_inode *in)
+{
+	struct ext2_super_block *sb = w->ctx->fs->super;
+	struct { const char *name; uint64_t v; } f[4] = {
+		{ "i_faddr", in->i_faddr },
+		{ "i_blocks_hi", ext2fs_has_feature_huge_file(sb) ? 0 :
+		  in->osd2.linux2.l_i_blocks_hi },
+		{ "i_file_acl_high", ext2fs_has_feature_64bit(sb) ? 0 :
+		  in->osd2.linux2.l_i_file_acl_high },
+		{ "i_size_high", LINUX_S_ISDIR(in->i_mode) &&
+		  !ext2fs_has_feature_largedir(sb) ? in->i_size_high : 0 },
+	};
+	struct e3_finding *e;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (f[i].v && (e = wadd(w, E3P_INO_FIELD, ino))) {
+			e->num = f[i].v;
+			e->name = strdup(f[i].name);
+		}
 }
 
 static void check_inode(struct chk_worker *w, ext2_ino_t ino,
@@ -479,6 +541,7 @@ static void check_inode(struct chk_worker *w, ext2_ino_t ino,
 		*ci |= CI_BAD;
 		return;
 	}
+	check_fields(w, ino, in);
 	if (in->i_flags & EXT2_IMAGIC_FL &&
 	    !ext2fs_has_feature_imagic_inodes(ctx->fs->super))
 		wadd(w, E3P_INO_IMAGIC, ino);

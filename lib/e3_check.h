@@ -200,6 +200,7 @@ enum e3_problem_code {
 	E3P_INO_RESIZE_BAD,
 	E3P_INO_JOURNAL_MODE,
 	E3P_INO_ZERO_DTIME,
+	E3P_INO_FIELD,
 	/* pass 3: directories */
 	E3P_DIR_BAD_REC_LEN = 300,
 	E3P_DIR_BAD_NAME_LEN,
@@ -221,6 +222,8 @@ enum e3_problem_code {
 	E3P_HTREE_DEPTH,
 	E3P_HTREE_BLOCK,
 	E3P_HTREE_NO_FEATURE,
+	E3P_HTREE_HASH,
+	E3P_HTREE_UNREF,
 	/* pass 4: connectivity */
 	E3P_CONN_UNREACHABLE = 400,
 	E3P_CONN_DOTDOT,

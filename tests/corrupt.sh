@@ -97,6 +97,11 @@ metadata_block      inode_block_in_metadata y
 bad_bg_bitmap       sb_unusable             y
 dotdot              dir_dotdot              y
 dir_size            inode_dir_size          y
+faddr               inode_field_nonzero     y
+dir_size_high       inode_field_nonzero     y
+resize_inode        inode_resize_bad        y
+htree_hash          htree_hash_range        y
+htree_unref         htree_unreferenced      y
 ext4_feature        sb_feature_unsupported  n
 '
 
@@ -158,6 +163,17 @@ apply() {
 		b=$(blk_of "$img" /c/sub 0)
 		put_bytes "$img" "$b" 12 '\x02\x00\x00\x00' ;;
 	dir_size) dbg "$img" set_inode_field /c size 1500 ;;
+	faddr) dbg "$img" set_inode_field /a/f21 faddr 77 ;;
+	dir_size_high) dbg "$img" set_inode_field /c size $(((1 << 32) + 1024)) ;;
+	resize_inode) dbg "$img" set_inode_field "<7>" block[2] 5000 ;;
+	htree_hash)	# index entry 1 given entry 2's hash: leaf 1's names fall below it
+		b=$(blk_of "$img" /d 0)
+		dd if="$img" of="$img" bs=1 skip=$((b * $(bsize "$img") + 48)) \
+			seek=$((b * $(bsize "$img") + 40)) count=4 conv=notrunc status=none ;;
+	htree_unref)	# index entry 1 pointed at entry 2's leaf: leaf 1 unreferenced
+		b=$(blk_of "$img" /d 0)
+		dd if="$img" of="$img" bs=1 skip=$((b * $(bsize "$img") + 52)) \
+			seek=$((b * $(bsize "$img") + 44)) count=4 conv=notrunc status=none ;;
 	ext4_feature) dbg "$img" feature extent ;;
 	*) die "unknown kind: $kind" ;;
 	esac
