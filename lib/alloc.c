@@ -104,6 +104,11 @@ void e3_rsv_init(struct e3_alloc *a, struct e3_rsv *r, ext2_ino_t ino,
 	r->colour = colour % 16;
 }
 
+void e3_rsv_set_goal_size(struct e3_rsv *r, uint32_t blocks)
+{
+	r->goal_size = blocks > E3_RSV_MAX ? E3_RSV_MAX : blocks;
+}
+
 blk64_t e3_rsv_goal(struct e3_alloc *a, struct e3_rsv *r)
 {
 	blk64_t b;
@@ -120,12 +125,27 @@ blk64_t e3_rsv_goal(struct e3_alloc *a, struct e3_rsv *r)
 	return b <= grp_last(a, g) ? b : grp_first(a, g);
 }
 
+uint64_t e3_map_blocks(unsigned blocksize, uint64_t n)
+{
+	uint64_t p = blocksize / 4, total = n, rest;
+
+	if (n <= EXT2_NDIR_BLOCKS)
+		return total;
+	rest = n - EXT2_NDIR_BLOCKS;
+	total += 1;					/* IND */
+	if (rest <= p)
+		return total;
+	rest -= p;
+	if (rest <= p * p)				/* DIND + its INDs */
+		return total + 1 + (rest + p - 1) / p;
+	total += 1 + p;
+	rest -= p * p;					/* TIND, DINDs, INDs */
+	return total + 1 + (rest + p * p - 1) / (p * p) + (rest + p - 1) / p;
+}
+
 void e3_rsv_discard(struct e3_alloc *a, struct e3_rsv *r)
 {
-	pthread_mutex_lock(&a->rsv_lock);
-	rsv_set_remove(&a->set, r);
-	r->start = r->end = 0;
-	pthread_mutex_unlock(&a->rsv_lock);
+	alloc_discard(a, r);
 }
 
 void e3_alloc_unclaim(struct e3_alloc *a, blk64_t start, blk64_t n)

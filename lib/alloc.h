@@ -10,6 +10,55 @@
  * libext2fs allocates by itself (directory growth, mkdir) come through the
  * get_alloc_block2 hook installed by e3_alloc_create, so they are claimed
  * here too.
+ *
+ * CONTRACT FOR THE LOAD LAYER
+ *
+ * One file, one e3_rsv, one thread at a time (its owner). Open: e3_rsv_init
+ * (ino, hint, colour). Each allocation: e3_alloc_blocks(a, r,
+ * e3_rsv_goal(a, r), count, ...) — the goal is the block after the file's
+ * last one, else its inode's group (+ colour slice without a hint). Then,
+ * under fs_lock, ext2fs_block_alloc_stats_range(fs, start, got, +1) when
+ * the metadata that uses the blocks is written (our hook sees they are
+ * already claimed). Close or error: e3_rsv_discard (its unused window goes
+ * back); blocks claimed but never used: e3_alloc_unclaim.
+ *
+ * Indirect blocks in line (ext3-facts §2.2). When the next data block
+ * needs k new indirect blocks (0..3), ask in ONE request for k + the data
+ * blocks up to the end of what the deepest new indirect block maps (or
+ * fewer, if that is all the data there is). The run returned is
+ * contiguous: its first k blocks become the new indirect blocks, top level
+ * first (TIND, DIND, IND), the rest data. If got <= k, use the blocks as
+ * the first `got` of those indirect blocks and ask again for the rest
+ * (the goal follows on). So a file reads D0-D11, IND, D12.., DIND, IND, ...
+ *
+ * Size hints. hint_blocks = every block the file will take, data plus
+ * indirect (e3_map_blocks below computes it from the data block count).
+ * The file's window is then one run of that many free blocks: inside one
+ * group if it fits one (else crossing only group-head metadata), first
+ * fit from the goal, wrapping. If no such run exists, the whole hint is
+ * still booked at once as a few windows (the largest run, then the
+ * largest for the rest, ...; up to 64), used in that order. A hint that
+ * is too big leaves its unused blocks free at e3_rsv_discard; one too
+ * small continues with ordinary windows. e3_rsv_discard is required for
+ * every file that allocated (it frees those extra windows).
+ *
+ * DETERMINISM (same image at any thread count). Placement depends only on
+ * the order of window bookings and of windowless allocations, so:
+ *   - give every regular file an exact hint, and book its window with
+ *     e3_rsv_book(a, r, e3_rsv_goal(a, r)) from ONE thread, in a fixed
+ *     order (the creating thread, in sorted order), before any worker
+ *     allocates for it — a window booked lazily by the first
+ *     e3_alloc_blocks is booked in whatever order the workers get there;
+ *   - allocate directory blocks, symlink blocks and anything else done
+ *     through libext2fs (the hook: windowless) from that same thread, in
+ *     that order;
+ *   - derive the colour from the file (e.g. ino % 16), never the thread;
+ *   - files without a hint (unknown size, e.g. a stream) and an image so
+ *     full that allocations fall back outside windows give up this
+ *     guarantee.
+ * Workers may then allocate inside their windows in any order and with
+ * any request sizes: a booked window is used only by its owner, so the
+ * blocks each file gets do not depend on timing.
  */
 #ifndef E3_ALLOC_H
 #define E3_ALLOC_H
@@ -33,6 +82,9 @@ struct e3_rsv {
 	blk64_t last_pblk;		/* [owner] last block handed out, 0: none */
 	ext2_ino_t ino;			/* [owner] for the default goal */
 	unsigned colour;		/* [owner] 0..15, ext3's per-writer slice */
+	struct e3_rsv *chain;		/* [owner] further windows booked for
+					   the hint when no single run held it
+					   (allocated here, freed by discard) */
 };
 
 struct e3_alloc;
@@ -50,12 +102,19 @@ enum e3_alloc_mode e3_alloc_mode(struct e3_alloc *a);
  * offset (0..15), used for the first goal when there is no hint. */
 void e3_rsv_init(struct e3_alloc *a, struct e3_rsv *r, ext2_ino_t ino,
 		 uint64_t hint_blocks, unsigned colour);
+/* ext3's EXT3_IOC_SETRSVSZ: the size of r's next window, clamped to
+ * 1027; 0 turns windows off for this file. ext3 starts every file at 8
+ * and doubles; a writer that knows it will stream a lot can start big. */
+void e3_rsv_set_goal_size(struct e3_rsv *r, uint32_t blocks);
 /* The goal for the next block of this file: after its last block, else in
  * its inode's group (plus colour when there is no hint). */
 blk64_t e3_rsv_goal(struct e3_alloc *a, struct e3_rsv *r);
 
 /* Claims one contiguous run [*start, *start + *got) with 1 <= *got <= count,
- * as close after goal as the mode allows. Thread-safe; holds no fs_lock.
+ * as close after goal as the mode allows, and moves r's goal past it.
+ * Thread-safe; takes no fs_lock, and may be called with or without it
+ * (never with rsv_lock). r == NULL: no window (goal, then first free block
+ * outside other windows) — what libext2fs' helpers get through the hook.
  * E3_IMAGE_FULL when no block is free (windows of other files are used as a
  * last resort, so a full image is never reported falsely). */
 errcode_t e3_alloc_blocks(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal,
@@ -89,6 +148,10 @@ errcode_t e3_ialloc(struct e3_image *img, ext2_ino_t parent, int is_dir,
  * counts consistent. Always compiled. On failure writes the reason into
  * why (if not NULL) and returns false. Takes rsv_lock itself. */
 bool rsv_tree_check(struct e3_alloc *a, char *why, size_t whylen);
+
+/* Blocks a block-mapped file of data_blocks dense blocks occupies: the
+ * data plus its IND, DIND and TIND blocks — the size hint to give. */
+uint64_t e3_map_blocks(unsigned blocksize, uint64_t data_blocks);
 
 /* Numbers for tests, benchmarks and e3debugfs. */
 struct e3_alloc_stats {

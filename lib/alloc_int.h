@@ -96,6 +96,9 @@ blk64_t alloc_clamp_goal(const struct e3_alloc *a, blk64_t goal);
 errcode_t alloc_windowless(struct e3_alloc *a, blk64_t goal, blk64_t count,
 			   bool polite, blk64_t *start, blk64_t *got);
 
+/* Unlinks r's window and frees the further windows of its hint. */
+void alloc_discard(struct e3_alloc *a, struct e3_rsv *r);
+
 /* alloc_hooks.c */
 void alloc_hooks_install(struct e3_alloc *a);
 void alloc_hooks_remove(struct e3_alloc *a);

@@ -5,6 +5,15 @@
  * files, and plain goal-then-first-free allocation for `none` mode, for
  * libext2fs' own helpers, and as the last resort when every free block
  * is inside somebody's window.
+ *
+ * Differences from ext3, on purpose: root-reserved blocks are not held
+ * back (an offline tool writes as the image's owner); windows are not
+ * clipped to a group, since our bitmap is one array (group metadata in a
+ * window is simply in use); windowless allocation first steps around
+ * other files' windows and only then takes blocks inside them; and the
+ * hinted whole-file windows. Booking a hinted window scans the bitmap
+ * under rsv_lock (bounded by the first fitting run; on a nearly full,
+ * fragmented image it can scan the whole bitmap a few times).
  */
 #include <errno.h>
 
@@ -295,49 +304,93 @@ static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 	return false;
 }
 
-/* A hinted file's window: a run inside one group if the file fits in one,
- * else a run that only crosses group-head metadata, else the largest run
- * found (a file bigger than any free run then gets several windows). */
+/* The next run for a hinted file: inside one group if the file (or what
+ * is left of it) fits one, else one that only crosses group-head metadata;
+ * failing both, the largest run (clamped to want). rsv_lock held. */
 static bool pick_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 		     blk64_t *rs, blk64_t *re)
 {
-	struct e3_extent strict = { 0, 0 }, cross;
+	struct e3_extent strict = { 0, 0 }, cross, *best = &strict;
 
-	if (want <= a->bpg && find_run(a, goal, want, false, &strict))
-		goto found_strict;
-	if (find_run(a, goal, want, true, &cross) || cross.n > strict.n) {
-		*rs = cross.start;
-		*re = cross.start + cross.n - 1;
-		return true;
-	}
-found_strict:
-	*rs = strict.start;
-	*re = strict.start + strict.n - 1;
-	return strict.n > 0;
+	if (!(want <= a->bpg && find_run(a, goal, want, false, &strict)) &&
+	    (find_run(a, goal, want, true, &cross) || cross.n > strict.n))
+		best = &cross;
+	if (!best->n)
+		return false;
+	*rs = best->start;
+	*re = best->start + best->n - 1;
+	return true;
 }
+
+/* Frees the windows booked after r's current one. rsv_lock held. */
+static void drop_chain(struct e3_alloc *a, struct e3_rsv *r)
+{
+	while (r->chain) {
+		struct e3_rsv *c = r->chain;
+
+		r->chain = c->chain;
+		rsv_set_remove(&a->set, c);
+		free(c);
+	}
+}
+
+/* Books the whole hint now: the best run, and if it holds less than the
+ * hint, the best run for the rest, and so on (each booked as a window, so
+ * the next search skips it; the later ones hang off r->chain). The runs
+ * chosen depend only on which blocks are claimed or reserved, never on
+ * how far other files have got, so placement does not depend on timing.
+ * After MAX_CHAIN runs the rest is booked when it is needed. */
+#define MAX_CHAIN 64
 
 static int book_hinted(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal)
 {
-	blk64_t s, e;
-	int ret = -1;
+	struct e3_rsv **tail = &r->chain, *w = r;
+	blk64_t left = r->hint_blocks, s, e;
+	int booked = 0;
+
+	pthread_mutex_lock(&a->rsv_lock);
+	drop_chain(a, r);
+	rsv_set_remove(&a->set, r);
+	r->start = r->end = 0;
+	while (left && booked < MAX_CHAIN && pick_run(a, goal, left, &s, &e)) {
+		if (booked && !(w = calloc(1, sizeof(*w))))
+			break;
+		w->start = s;
+		w->end = e;
+		if (rsv_set_insert(&a->set, w, NULL)) {
+			if (w != r)
+				free(w);
+			break;
+		}
+		if (w != r) {
+			*tail = w;
+			tail = &w->chain;
+		}
+		left -= bm_count_free(a, s, e);
+		booked++;
+	}
+	r->alloc_hit = 0;
+	__atomic_fetch_add(&a->n_window_allocs, (uint64_t)booked, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&a->rsv_lock);
+	return booked ? 0 : -1;
+}
+
+/* r's window is used up: move it onto the next booked run. */
+static void next_in_chain(struct e3_alloc *a, struct e3_rsv *r)
+{
+	struct e3_rsv *c = r->chain;
 
 	pthread_mutex_lock(&a->rsv_lock);
 	rsv_set_remove(&a->set, r);
-	r->start = r->end = 0;
-	if (pick_run(a, goal, r->hint_blocks, &s, &e)) {
-		r->start = s;
-		r->end = e;
-		r->alloc_hit = 0;
-		if (rsv_set_insert(&a->set, r, NULL) == 0) {
-			__atomic_fetch_add(&a->n_window_allocs, 1,
-					   __ATOMIC_RELAXED);
-			ret = 0;
-		} else {
-			r->start = r->end = 0;
-		}
-	}
+	rsv_set_remove(&a->set, c);
+	r->start = c->start;
+	r->end = c->end;
+	r->chain = c->chain;
+	r->alloc_hit = 0;
+	if (rsv_set_insert(&a->set, r, NULL))
+		r->start = r->end = 0;
 	pthread_mutex_unlock(&a->rsv_lock);
-	return ret;
+	free(c);
 }
 
 static errcode_t alloc_hinted(struct e3_alloc *a, struct e3_rsv *r,
@@ -361,10 +414,21 @@ static errcode_t alloc_hinted(struct e3_alloc *a, struct e3_rsv *r,
 				b++;
 			}
 		}
-		if (book_hinted(a, r, goal))
+		if (r->chain)
+			next_in_chain(a, r);
+		else if (book_hinted(a, r, goal))
 			return E3_IMAGE_FULL;
 	}
 	return E3_IMAGE_FULL;
+}
+
+void alloc_discard(struct e3_alloc *a, struct e3_rsv *r)
+{
+	pthread_mutex_lock(&a->rsv_lock);
+	drop_chain(a, r);
+	rsv_set_remove(&a->set, r);
+	r->start = r->end = 0;
+	pthread_mutex_unlock(&a->rsv_lock);
 }
 
 /* ---- the entry points ------------------------------------------------------ */

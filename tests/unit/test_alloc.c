@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 #include "unit.h"
 #include "alloc.h"
@@ -25,16 +26,22 @@ static char img_path[64];
  * superblock, data 5129-6144; group 6 data 6151-7168; group 7 7177-8191.
  * Group 0 data 22-1024 (root and lost+found use 9-21), group 1 1033-2048,
  * group 3 3081-4096. */
-static int make_image(const char *extra, const char *size)
+static int make_image_g(unsigned bpg, unsigned inodes, const char *size)
 {
 	char cmd[512];
 
 	snprintf(img_path, sizeof(img_path), "/tmp/alloc-test-%d.img",
 		 (int)getpid());
-	snprintf(cmd, sizeof(cmd), "rm -f %s && mke2fs -q -F -t ext2 -b 1024 "
-		 "-g 1024 -N 256 -I 128 -O ^resize_inode %s %s %s >/dev/null 2>&1",
-		 img_path, extra, img_path, size);
+	snprintf(cmd, sizeof(cmd), "rm -f %s && truncate -s %s %s && "
+		 "mke2fs -q -F -t ext2 -b 1024 -g %u -N %u -I 128 "
+		 "-O ^resize_inode %s >/dev/null 2>&1",
+		 img_path, size, img_path, bpg, inodes, img_path);
 	return system(cmd);
+}
+
+static int make_image(const char *size)
+{
+	return make_image_g(1024, 256, size);
 }
 
 static struct e3_image *open_image(enum e3_alloc_mode mode)
@@ -152,20 +159,24 @@ static const struct cmd script[] = {
 	{ NEW, 6, 132, 5000, 0, 0, 0 },
 	{ ALLOC, 6, 5000, 0, 0, 22, 1003 },
 	{ ALLOC, 6, 5000, 0, 0, 1033, 1016 },
-	/* That window is used up; the 2981 still hinted get the next
-	 * largest run from the goal 2049 on: 2122-4096 (1967 blocks). */
+	/* The rest was booked with the first window: the largest run left,
+	 * searched from 4097 again, is 2122-4096 (1967 blocks). */
 	{ ALLOC, 6, 5000, 0, 0, 2122, 951 },
 	{ ALLOC, 6, 5000, 0, 0, 3081, 1016 },
+	{ DISCARD, 3, 0, 0, 0, 0, 0 },
+	{ DISCARD, 4, 0, 0, 0, 0, 0 },
+	{ DISCARD, 5, 0, 0, 0, 0, 0 },
+	{ DISCARD, 6, 0, 0, 0, 0, 0 },
 };
 
-static void run_script(enum e3_alloc_mode mode)
+static void run_script(enum e3_alloc_mode mode, const struct cmd *sc, size_t n)
 {
 	struct e3_rsv files[8];
 	struct e3_image *img;
 	blk64_t free0, claimed = 0;
 	int bad = 0;
 
-	if (make_image("", "8M")) {
+	if (make_image("8M")) {
 		CHECK(!"mke2fs failed");
 		return;
 	}
@@ -175,8 +186,8 @@ static void run_script(enum e3_alloc_mode mode)
 		return;
 	free0 = e3_alloc_free_count(img->alloc);
 	CHECK(free0 == ext2fs_free_blocks_count(img->fs->super));
-	for (size_t i = 0; i < sizeof(script) / sizeof(*script); i++) {
-		const struct cmd *c = &script[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct cmd *c = &sc[i];
 		struct e3_rsv *r = &files[c->file];
 		blk64_t start = 0, got = 0;
 		errcode_t err;
@@ -208,23 +219,710 @@ static void run_script(enum e3_alloc_mode mode)
 	}
 	CHECK(bad == 0);
 	CHECK(e3_alloc_free_count(img->alloc) == free0 - claimed);
+	{
+		struct e3_alloc_stats st;
+
+		e3_alloc_get_stats(img->alloc, &st);
+		CHECK(st.windows == 0);
+	}
+	if (mode == E3_ALLOC_NONE) {
+		struct e3_alloc_stats st;
+
+		e3_alloc_get_stats(img->alloc, &st);
+		CHECK(st.windows == 0 && st.window_allocs == 0);
+	}
 	drop_image(img);
 }
 
 static void test_script_rbtree(void)
 {
-	run_script(E3_ALLOC_RBTREE);
+	run_script(E3_ALLOC_RBTREE, script, sizeof(script) / sizeof(*script));
 }
 
 /* The list walks differently but must book exactly the same windows. */
 static void test_script_list(void)
 {
-	run_script(E3_ALLOC_LIST);
+	run_script(E3_ALLOC_LIST, script, sizeof(script) / sizeof(*script));
+}
+
+/* `none`: goal, then ext3's search (rest of the goal's 64-block chunk, a
+ * free aligned byte, any bit), walking back up to 7 free blocks. */
+static const struct cmd none_script[] = {
+	/* Goal 2049 is metadata; the chunk 2049-2112 gives 2055. */
+	{ NEW, 0, 65, 0, 0, 0, 0 },
+	{ ALLOC, 0, 3, 0, 0, 2055, 3 },
+	{ NEW, 1, 66, 0, 1, 0, 0 },
+	{ ALLOC, 1, 2, 0, 0, 2113, 2 },
+	{ ALLOC, 0, 5, 0, 0, 2058, 5 },
+	/* Without windows a second file from the same goal lands right
+	 * after the first one's blocks ... */
+	{ NEW, 2, 67, 0, 0, 0, 0 },
+	{ ALLOC, 2, 4, 0, 0, 2063, 4 },
+	/* ... and the first file continues after it: fragmented. */
+	{ ALLOC, 0, 2, 0, 0, 2067, 2 },
+	/* Goal 2113 is taken; 2115 is the next free block in its chunk;
+	 * 130 blocks: 2115-2244. Size hints mean nothing in `none`. */
+	{ NEW, 3, 68, 5000, 1, 0, 0 },
+	{ ALLOC, 3, 130, 0, 0, 2115, 130 },
+	/* Colour 2: goal 2049 + 128 = 2177, in a wholly used chunk
+	 * (2177-2240). The first free aligned byte is 2249-2256; walking
+	 * back over the free 2245-2248 starts the run at 2245. */
+	{ NEW, 4, 69, 0, 2, 0, 0 },
+	{ ALLOC, 4, 3, 0, 0, 2245, 3 },
+};
+
+static void test_script_none(void)
+{
+	run_script(E3_ALLOC_NONE, none_script,
+		   sizeof(none_script) / sizeof(*none_script));
+}
+
+/* A file written block by block fills every window, so each next window
+ * doubles: 8, 16, ..., 1024, then the cap 1027. Each slides on from the
+ * last, so the file is one run. */
+static void test_window_growth(void)
+{
+	static const blk64_t want[] = { 8, 16, 32, 64, 128, 256, 512, 1024,
+					1027, 1027 };
+	struct e3_image *img;
+	struct e3_rsv r;
+	blk64_t free0, first = 0, last = 0, sizes[16], prev_start = 0;
+	size_t nsizes = 0;
+	int bad = 0;
+
+	CHECK(make_image_g(8192, 256, "16M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	free0 = e3_alloc_free_count(img->alloc);
+	e3_rsv_init(img->alloc, &r, 12, 0, 0);
+	for (blk64_t i = 0; i < 8 + 4086; i++) {
+		blk64_t s, got;
+
+		CHECK_OK(e3_alloc_blocks(img->alloc, &r,
+					 e3_rsv_goal(img->alloc, &r), 1, &s, &got));
+		if (i == 0)
+			first = s;
+		else if (s != last + 1)
+			bad++;
+		last = s;
+		if (r.start != prev_start && nsizes < 16) {
+			sizes[nsizes++] = r.end - r.start + 1;
+			prev_start = r.start;
+		}
+		if (!tree_ok(img))
+			bad++;
+	}
+	CHECK(bad == 0);
+	CHECK(last - first + 1 == 8 + 4086);
+	/* The very first window (at the goal, block 1) held no free block
+	 * and was moved: the sizes seen after allocations start at 8. */
+	CHECK(nsizes == 10);
+	for (size_t i = 0; i < nsizes && i < 10; i++)
+		if (sizes[i] != want[i]) {
+			fprintf(stderr, "  window %zu: %llu blocks, want %llu\n",
+				i, sizes[i], want[i]);
+			bad++;
+		}
+	CHECK(bad == 0);
+	e3_rsv_discard(img->alloc, &r);
+	CHECK(!r.linked && r.start == 0 && r.end == 0);
+	CHECK(tree_ok(img));
+	/* The unused rest of the last window is free again. */
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - (8 + 4086));
+	{
+		struct e3_alloc_stats st;
+
+		e3_alloc_get_stats(img->alloc, &st);
+		CHECK(st.windows == 0);
+		CHECK(st.blocks_claimed == 8 + 4086);
+	}
+	drop_image(img);
+}
+
+/* Two hinted files book windows over all the free space; an unhinted file
+ * still gets blocks (from inside their windows), and the image fills to
+ * the last block before "image full". */
+static void test_fallback_into_windows(void)
+{
+	struct e3_image *img;
+	struct e3_rsv w1, w2, x;
+	struct e3_alloc_stats st;
+	blk64_t free0, s, got, total = 0;
+	errcode_t err;
+
+	CHECK(make_image("8M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	free0 = e3_alloc_free_count(img->alloc);
+	e3_rsv_init(img->alloc, &w1, 129, 100000, 0);
+	e3_rsv_init(img->alloc, &w2, 129, 100000, 0);
+	/* The hint is more than the image: from 4097 the largest run
+	 * crossing only metadata is 4103-8191 (4067 blocks), then 22-4096
+	 * (4053), both booked at once. Nothing is left for a second file. */
+	CHECK_OK(e3_rsv_book(img->alloc, &w1, e3_rsv_goal(img->alloc, &w1)));
+	CHECK(w1.start == 4103 && w1.end == 8191);
+	CHECK(w1.chain && w1.chain->start == 22 && w1.chain->end == 4096 &&
+	      !w1.chain->chain);
+	CHECK(e3_rsv_book(img->alloc, &w2, e3_rsv_goal(img->alloc, &w2)) ==
+	      E3_IMAGE_FULL);
+	CHECK(!w2.linked);
+	e3_rsv_init(img->alloc, &x, 65, 0, 0);
+	err = e3_alloc_blocks(img->alloc, &x, e3_rsv_goal(img->alloc, &x), 5,
+			      &s, &got);
+	CHECK(err == 0 && s == 2055 && got == 5);
+	e3_alloc_get_stats(img->alloc, &st);
+	CHECK(st.window_fallbacks == 1);
+	total = got;
+	while ((err = e3_alloc_blocks(img->alloc, &x, e3_rsv_goal(img->alloc, &x),
+				      1000, &s, &got)) == 0)
+		total += got;
+	CHECK(err == E3_IMAGE_FULL);
+	CHECK(total == free0);
+	CHECK(e3_alloc_free_count(img->alloc) == 0);
+	/* Even the hinted files get nothing now, with a clear error. */
+	CHECK(e3_alloc_blocks(img->alloc, &w1, 4103, 1, &s, &got) == E3_IMAGE_FULL);
+	e3_rsv_discard(img->alloc, &w1);
+	e3_rsv_discard(img->alloc, &w2);
+	e3_rsv_discard(img->alloc, &x);
+	CHECK(tree_ok(img));
+	drop_image(img);
+}
+
+/* Blocks freed in a transaction come back only after e3_alloc_committed,
+ * whether freed directly or through libext2fs (the stats hook). */
+static void test_deferred_free(void)
+{
+	struct e3_image *img;
+	ext2_filsys fs;
+	blk64_t free0, s, got, s2, got2, b, b2;
+
+	CHECK(make_image("8M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	fs = img->fs;
+	free0 = e3_alloc_free_count(img->alloc);
+	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 10, &s, &got));
+	CHECK(s == 2055 && got == 10);
+	e3_alloc_free_deferred(img->alloc, 2055, 10);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 10);
+	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 10, &s2, &got2));
+	CHECK(s2 == 2065 && got2 == 10);
+	e3_alloc_committed(img->alloc);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 10);
+	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 10, &s2, &got2));
+	CHECK(s2 == 2055 && got2 == 10);
+
+	/* Through libext2fs: new_block2 with no map asks our hook, the
+	 * stats calls mark and free it; the free waits for the commit. */
+	pthread_mutex_lock(&img->fs_lock);
+	CHECK_OK(ext2fs_new_block2(fs, 3081, NULL, &b));
+	CHECK(b == 3081);
+	ext2fs_block_alloc_stats2(fs, b, +1);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 21);
+	ext2fs_block_alloc_stats2(fs, b, -1);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 21);
+	CHECK_OK(ext2fs_new_block2(fs, 3081, NULL, &b2));
+	CHECK(b2 == 3082);
+	e3_alloc_unclaim(img->alloc, b2, 1);
+	e3_alloc_committed(img->alloc);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 20);
+	CHECK_OK(ext2fs_new_block2(fs, 3081, NULL, &b2));
+	CHECK(b2 == 3081);
+	/* A block libext2fs marks behind our back is claimed too. */
+	ext2fs_block_alloc_stats2(fs, 4103, +1);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 22);
+	CHECK_OK(ext2fs_new_block2(fs, 4103, NULL, &b2));
+	CHECK(b2 == 4104);
+	pthread_mutex_unlock(&img->fs_lock);
+	drop_image(img);
+}
+
+/* ext2fs_mkdir allocates through our hook: the directory block avoids a
+ * hinted file's window, and the image written is clean for e2fsck. */
+static void test_hook_mkdir(void)
+{
+	struct e3_image *img;
+	struct e3_rsv w;
+	struct ext2_inode inode;
+	ext2_ino_t ino = 0;
+	blk64_t free0;
+	char cmd[256];
+
+	CHECK(make_image("8M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	free0 = e3_alloc_free_count(img->alloc);
+	/* Inode 12's group 0: a 50-block hinted window from 22. */
+	e3_rsv_init(img->alloc, &w, 12, 50, 0);
+	CHECK_OK(e3_rsv_book(img->alloc, &w, e3_rsv_goal(img->alloc, &w)));
+	CHECK(w.start == 22 && w.end == 71);
+	pthread_mutex_lock(&img->fs_lock);
+	CHECK_OK(ext2fs_mkdir(img->fs, EXT2_ROOT_INO, 0, "d1"));
+	CHECK_OK(ext2fs_lookup(img->fs, EXT2_ROOT_INO, "d1", 2, NULL, &ino));
+	CHECK_OK(ext2fs_read_inode(img->fs, ino, &inode));
+	pthread_mutex_unlock(&img->fs_lock);
+	/* Goal is group 0's first block; 22-71 are reserved: 72. */
+	CHECK(inode.i_block[0] == 72);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 1);
+	e3_rsv_discard(img->alloc, &w);
+	e3_alloc_destroy(img->alloc);
+	CHECK(img->fs->get_alloc_block2 == NULL);
+	CHECK_OK(ext2fs_close_free(&img->fs));
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn %s >/dev/null 2>&1", img_path);
+	CHECK(system(cmd) == 0);
+	pthread_mutex_destroy(&img->fs_lock);
+	free(img);
+	unlink(img_path);
+}
+
+/* Orlov: top-level directories go to the group with fewest directories
+ * among those with at least average free inodes and blocks, starting at
+ * (directories so far) mod 8 — 2 at first (root, lost+found). Group 0 is
+ * below average (21 free inodes), so: groups 2..7, then 1. A deeper
+ * directory and a file stay in their parent's group. */
+static void test_ialloc_spread(void)
+{
+	static const ext2_ino_t want[] = { 65, 97, 129, 161, 193, 225, 33 };
+	struct e3_image *img;
+	ext2_ino_t ino;
+
+	CHECK(make_image("8M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	pthread_mutex_lock(&img->fs_lock);
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		CHECK_OK(e3_ialloc(img, EXT2_ROOT_INO, 1, &ino));
+		if (ino != want[i])
+			fprintf(stderr, "  dir %zu: inode %u, want %u\n", i,
+				ino, want[i]);
+		CHECK(ino == want[i]);
+	}
+	CHECK_OK(e3_ialloc(img, 97, 1, &ino));
+	CHECK(ino == 98);
+	CHECK_OK(e3_ialloc(img, 98, 0, &ino));
+	CHECK(ino == 99);
+	CHECK(ext2fs_bg_used_dirs_count(img->fs, 3) == 2);
+	/* Files fill the parent's group, then move on. */
+	for (int i = 0; i < 29; i++)
+		CHECK_OK(e3_ialloc(img, 98, 0, &ino));
+	CHECK(ino == 128);
+	CHECK_OK(e3_ialloc(img, 98, 0, &ino));
+	CHECK(ino / 32 != 3);
+	pthread_mutex_unlock(&img->fs_lock);
+	drop_image(img);
+}
+
+/* 16 files of 200 blocks written round-robin one block at a time (what
+ * interleaved appenders look like to the allocator): average runs per
+ * file. */
+static double interleaved_runs(enum e3_alloc_mode mode, uint32_t goal_size)
+{
+	enum { NF = 16, PER = 200 };
+	static blk64_t bl[NF][PER];
+	struct e3_rsv r[NF];
+	struct e3_image *img;
+	double runs = 0;
+
+	if (make_image("8M"))
+		return -1;
+	img = open_image(mode);
+	if (!img)
+		return -1;
+	for (int i = 0; i < NF; i++) {
+		e3_rsv_init(img->alloc, &r[i], 12, 0, (unsigned)i);
+		if (goal_size)
+			e3_rsv_set_goal_size(&r[i], goal_size);
+	}
+	for (int k = 0; k < PER; k++)
+		for (int i = 0; i < NF; i++) {
+			blk64_t s = 0, got;
+
+			CHECK_OK(e3_alloc_blocks(img->alloc, &r[i],
+						 e3_rsv_goal(img->alloc, &r[i]),
+						 1, &s, &got));
+			bl[i][k] = s;
+		}
+	for (int i = 0; i < NF; i++) {
+		runs += 1;
+		for (int k = 1; k < PER; k++)
+			runs += bl[i][k] != bl[i][k - 1] + 1;
+		e3_rsv_discard(img->alloc, &r[i]);
+	}
+	drop_image(img);
+	return runs / NF;
+}
+
+/* Windows are what keeps interleaved writers apart: none interleaves them
+ * block by block, ext3's growing windows give a handful of runs each, and
+ * a window started big (SETRSVSZ; 256, as groups here are 1024) keeps
+ * each file nearly whole.
+ * 1024-block groups: 200 blocks can cross a group boundary once. */
+static void test_interleaved_writers(void)
+{
+	double none = interleaved_runs(E3_ALLOC_NONE, 0);
+	double ext3 = interleaved_runs(E3_ALLOC_RBTREE, 0);
+	double list = interleaved_runs(E3_ALLOC_LIST, 0);
+	double big = interleaved_runs(E3_ALLOC_RBTREE, 256);
+
+	fprintf(stderr, "  # runs per file: none %.2f, rbtree %.2f, list %.2f, "
+		"rbtree from 256: %.2f\n", none, ext3, list, big);
+	CHECK(none > 100);
+	CHECK(ext3 > 1.5 && ext3 < 10);
+	CHECK(list == ext3);
+	CHECK(big <= 2.0);
+	{
+		struct e3_rsv r;
+
+		e3_rsv_set_goal_size(&r, 5000);
+		CHECK(r.goal_size == 1027);
+	}
+}
+
+/* Hint sizes: data plus indirect blocks, 4 KiB (P = 1024) and 1 KiB
+ * (P = 256) blocks, at each level's edges. */
+static void test_map_blocks(void)
+{
+	CHECK(e3_map_blocks(4096, 0) == 0);
+	CHECK(e3_map_blocks(4096, 12) == 12);
+	CHECK(e3_map_blocks(4096, 13) == 14);		/* + IND */
+	CHECK(e3_map_blocks(4096, 1036) == 1037);
+	CHECK(e3_map_blocks(4096, 1037) == 1040);	/* + DIND + IND */
+	CHECK(e3_map_blocks(4096, 1036 + 1024) == 1036 + 1024 + 3);
+	CHECK(e3_map_blocks(4096, 1036 + 1024 + 1) == 1036 + 1025 + 4);
+	/* 1 KiB: 12 + 256 + 65536 direct-to-DIND data, then TIND. */
+	CHECK(e3_map_blocks(1024, 12 + 256 + 65536) == 12 + 256 + 65536 + 1 + 1 + 256);
+	CHECK(e3_map_blocks(1024, 12 + 256 + 65536 + 1) ==
+	      12 + 256 + 65536 + 1 + 1 + 1 + 256 + 1 + 1 + 1);
+}
+
+/* ---- eight threads ------------------------------------------------------- */
+
+struct mt_ctx {
+	struct e3_image *img;
+	uint32_t *owner;		/* file id per block, claimed by CAS */
+	int tid;
+	uint64_t seed;
+	uint64_t handed, unclaimed, doubles, bad_runs, bad_trees, files;
+};
+
+static uint64_t mt_rand(struct mt_ctx *c)
+{
+	c->seed ^= c->seed << 13;
+	c->seed ^= c->seed >> 7;
+	c->seed ^= c->seed << 17;
+	return c->seed;
+}
+
+/* One writer: files of 1-400 blocks, a third of them size-hinted, asked
+ * for in pieces of 1-64 blocks; every eighth file "fails" and gives its
+ * blocks back. Runs until the image is full. */
+static void *mt_worker(void *p)
+{
+	struct mt_ctx *c = p;
+	struct e3_alloc *a = c->img->alloc;
+	ext2_filsys fs = c->img->fs;
+	blk64_t nblocks = ext2fs_blocks_count(fs->super);
+	bool full = false;
+
+	for (uint32_t n = 1; !full; n++) {
+		uint32_t id = (uint32_t)c->tid * 1000000u + n;
+		blk64_t size = 1 + mt_rand(c) % 400, left = size;
+		bool hinted = mt_rand(c) % 3 == 0;
+		ext2_ino_t ino = (ext2_ino_t)(11 + mt_rand(c) %
+					      (fs->super->s_inodes_count - 11));
+		struct { blk64_t start, n; } ext[512];
+		size_t next = 0;
+		struct e3_rsv r;
+
+		e3_rsv_init(a, &r, ino, hinted ? size : 0, (unsigned)c->tid);
+		while (left && next < 512) {
+			blk64_t want = 1 + mt_rand(c) % 64, s, got;
+			errcode_t err;
+
+			if (want > left)
+				want = left;
+			err = e3_alloc_blocks(a, &r, e3_rsv_goal(a, &r), want,
+					      &s, &got);
+			if (err) {
+				full = true;
+				if (err != E3_IMAGE_FULL)
+					c->bad_runs++;
+				break;
+			}
+			if (got < 1 || got > want || s < fs->super->s_first_data_block ||
+			    s + got > nblocks) {
+				c->bad_runs++;
+				break;
+			}
+			for (blk64_t b = s; b < s + got; b++) {
+				uint32_t zero = 0;
+
+				if (!__atomic_compare_exchange_n(&c->owner[b], &zero,
+					id, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+					c->doubles++;
+			}
+			ext[next].start = s;
+			ext[next++].n = got;
+			c->handed += got;
+			left -= got;
+			if (next % 8 == 0 && !rsv_tree_check(a, NULL, 0))
+				c->bad_trees++;
+		}
+		e3_rsv_discard(a, &r);
+		c->files++;
+		if (n % 8 == 0)
+			for (size_t i = 0; i < next; i++) {
+				for (blk64_t b = ext[i].start;
+				     b < ext[i].start + ext[i].n; b++)
+					__atomic_store_n(&c->owner[b], 0,
+							 __ATOMIC_RELEASE);
+				e3_alloc_unclaim(a, ext[i].start, ext[i].n);
+				c->unclaimed += ext[i].n;
+			}
+	}
+	return NULL;
+}
+
+static void run_threads(enum e3_alloc_mode mode)
+{
+	enum { NT = 8 };
+	struct mt_ctx ctx[NT];
+	pthread_t th[NT];
+	struct e3_image *img;
+	struct e3_alloc_stats st;
+	blk64_t free0, nblocks, net = 0, owned = 0, s, got, drained = 0;
+	uint64_t doubles = 0, bad = 0, files = 0, not_free = 0;
+	uint32_t *owner;
+
+	CHECK(make_image_g(1024, 1024, "32M") == 0);
+	img = open_image(mode);
+	if (!img)
+		return;
+	nblocks = ext2fs_blocks_count(img->fs->super);
+	owner = calloc(nblocks, sizeof(*owner));
+	free0 = e3_alloc_free_count(img->alloc);
+	for (int t = 0; t < NT; t++) {
+		ctx[t] = (struct mt_ctx){ .img = img, .owner = owner, .tid = t,
+					  .seed = 0x1234567ULL * (t + 1) };
+		pthread_create(&th[t], NULL, mt_worker, &ctx[t]);
+	}
+	for (int t = 0; t < NT; t++) {
+		pthread_join(th[t], NULL);
+		net += ctx[t].handed - ctx[t].unclaimed;
+		doubles += ctx[t].doubles;
+		bad += ctx[t].bad_runs + ctx[t].bad_trees;
+		files += ctx[t].files;
+	}
+	for (blk64_t b = 0; b < nblocks; b++)
+		if (owner[b]) {
+			owned++;
+			if (ext2fs_test_block_bitmap2(img->fs->block_map, b))
+				not_free++;
+		}
+	CHECK(doubles == 0);
+	CHECK(bad == 0);
+	CHECK(not_free == 0);
+	CHECK(owned == net);
+	CHECK(files > 50);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - net);
+	CHECK(tree_ok(img));
+	e3_alloc_get_stats(img->alloc, &st);
+	CHECK(st.windows == 0);
+	/* Whatever is left can still be had, to the last block. */
+	while (e3_alloc_blocks(img->alloc, NULL, 1, 4096, &s, &got) == 0) {
+		drained += got;
+		for (blk64_t b = s; b < s + got; b++)
+			if (owner[b]++)
+				doubles++;
+	}
+	CHECK(drained == free0 - net);
+	CHECK(doubles == 0);
+	CHECK(e3_alloc_free_count(img->alloc) == 0);
+	free(owner);
+	drop_image(img);
+}
+
+/* ---- determinism ------------------------------------------------------------ */
+
+#define DF 200			/* files */
+
+struct det_file {
+	struct e3_rsv r;
+	blk64_t size, *blocks;	/* the blocks it got, in order */
+	blk64_t n;
+};
+
+struct det_run {
+	struct e3_alloc *a;
+	struct det_file *f;
+	unsigned booked, next;	/* [atomic] */
+	uint64_t seed;
+	int bad;
+};
+
+/* A worker takes the next booked file and fills it in random pieces. */
+static void *det_worker(void *p)
+{
+	struct det_run *d = p;
+	uint64_t seed = __atomic_add_fetch(&d->seed, 0x9e3779b97f4a7c15ULL,
+					   __ATOMIC_RELAXED);
+
+	for (;;) {
+		unsigned i = __atomic_fetch_add(&d->next, 1, __ATOMIC_ACQ_REL);
+		struct det_file *f = &d->f[i < DF ? i : 0];
+
+		if (i >= DF)
+			return NULL;
+		while (__atomic_load_n(&d->booked, __ATOMIC_ACQUIRE) <= i)
+			sched_yield();
+		while (f->n < f->size) {
+			blk64_t s, got, want;
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			want = 1 + seed % 50;
+			if (want > f->size - f->n)
+				want = f->size - f->n;
+			if (e3_alloc_blocks(d->a, &f->r, e3_rsv_goal(d->a, &f->r),
+					    want, &s, &got)) {
+				__atomic_fetch_add(&d->bad, 1, __ATOMIC_RELAXED);
+				break;
+			}
+			for (blk64_t b = s; b < s + got; b++)
+				f->blocks[f->n++] = b;
+		}
+		e3_rsv_discard(d->a, &f->r);
+	}
+}
+
+/* Books every file in order from this thread while `threads` workers
+ * write them; returns the files (caller frees). */
+static struct det_file *det_load(int threads, int *bad)
+{
+	struct e3_image *img;
+	struct det_run d = { .seed = (uint64_t)threads };
+	pthread_t th[8];
+	uint64_t rng = 42;
+
+	if (make_image_g(1024, 1024, "32M"))
+		return NULL;
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return NULL;
+	d.a = img->alloc;
+	d.f = calloc(DF, sizeof(*d.f));
+	for (int t = 0; t < threads; t++)
+		pthread_create(&th[t], NULL, det_worker, &d);
+	for (unsigned i = 0; i < DF; i++) {
+		struct det_file *f = &d.f[i];
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		f->size = 1 + rng % 150 + (i % 50 == 0 ? 1500 : 0);
+		f->blocks = calloc(f->size, sizeof(blk64_t));
+		e3_rsv_init(d.a, &f->r, (ext2_ino_t)(12 + (i * 37) % 1000),
+			    f->size, i % 16);
+		if (e3_rsv_book(d.a, &f->r, e3_rsv_goal(d.a, &f->r)))
+			d.bad++;
+		__atomic_store_n(&d.booked, i + 1, __ATOMIC_RELEASE);
+	}
+	for (int t = 0; t < threads; t++)
+		pthread_join(th[t], NULL);
+	*bad = d.bad;
+	drop_image(img);
+	return d.f;
+}
+
+/* Hinted files booked in order by one thread land on the same blocks
+ * whether 1 or 8 workers write them, in whatever pieces; and each is one
+ * run per group it crosses. */
+static void test_hinted_deterministic(void)
+{
+	int bad1 = 0, bad8 = 0, diff = 0, extra_runs = 0;
+	struct det_file *one = det_load(1, &bad1), *eight = det_load(8, &bad8);
+
+	CHECK(one && eight);
+	if (!one || !eight)
+		return;
+	CHECK(bad1 == 0 && bad8 == 0);
+	for (int i = 0; i < DF; i++) {
+		blk64_t runs = 1;
+
+		if (one[i].n != one[i].size || eight[i].n != eight[i].size ||
+		    memcmp(one[i].blocks, eight[i].blocks,
+			   one[i].n * sizeof(blk64_t))) {
+			if (!diff)
+				fprintf(stderr, "  file %d (%llu blocks): %llu.. vs %llu..\n",
+					i, one[i].size, one[i].blocks[0], eight[i].blocks[0]);
+			diff++;
+		}
+		for (blk64_t k = 1; k < one[i].n; k++)
+			if (one[i].blocks[k] != one[i].blocks[k - 1] + 1)
+				runs++;
+		/* 1 KiB blocks, 1024 per group, first data block 1: one
+		 * run per group crossed, or per group's worth of data (at
+		 * most 1018 free blocks in a group) when a file needs more
+		 * than one run in any case. */
+		if (one[i].n) {
+			blk64_t g0 = (one[i].blocks[0] - 1) / 1024;
+			blk64_t g1 = (one[i].blocks[one[i].n - 1] - 1) / 1024;
+			blk64_t allowed = 1 + (g1 > g0 ? g1 - g0 : 0);
+
+			if (allowed < (one[i].n + 1017) / 1018)
+				allowed = (one[i].n + 1017) / 1018;
+			if (runs > allowed) {
+				fprintf(stderr, "  file %d: %llu blocks in %llu runs\n",
+					i, one[i].n, runs);
+				extra_runs++;
+			}
+		}
+		free(one[i].blocks);
+		free(eight[i].blocks);
+	}
+	CHECK(diff == 0);
+	CHECK(extra_runs == 0);
+	free(one);
+	free(eight);
+}
+
+static void test_threads_rbtree(void)
+{
+	run_threads(E3_ALLOC_RBTREE);
+}
+
+static void test_threads_list(void)
+{
+	run_threads(E3_ALLOC_LIST);
+}
+
+static void test_threads_none(void)
+{
+	run_threads(E3_ALLOC_NONE);
 }
 
 int main(void)
 {
 	RUN(test_script_rbtree);
 	RUN(test_script_list);
+	RUN(test_script_none);
+	RUN(test_window_growth);
+	RUN(test_fallback_into_windows);
+	RUN(test_deferred_free);
+	RUN(test_hook_mkdir);
+	RUN(test_ialloc_spread);
+	RUN(test_map_blocks);
+	RUN(test_interleaved_writers);
+	RUN(test_hinted_deterministic);
+	RUN(test_threads_rbtree);
+	RUN(test_threads_list);
+	RUN(test_threads_none);
 	return unit_done();
 }
