@@ -10,7 +10,8 @@
  *       1036, 1037 blocks, 100 MiB, a sparse file, a sparse one past
  *       4 GiB, then small odd sizes up to one file per thread). Prints
  *       MB/s and the files; --verify reads every file back through
- *       libext2fs and compares it with the generator.
+ *       libext2fs and compares it with the generator. --open K: each
+ *       thread keeps K streams open and appends to them in turn.
  *   parload --report IMAGE
  *       Runs per regular file in e2fsck's block order (an in-line
  *       indirect block does not break a run; holes do not either), worst,
@@ -18,12 +19,14 @@
  *   parload --posix DIR [--threads N] [--total SIZE] [--append SIZE]
  *       The same writer pattern with write(2) into a mounted directory
  *       (the kernel's ext3 in the benchmark).
- *   parload --expect NAME [--mixed-size SIZE]   (see --list)
- *       Writes to stdout the bytes file NAME must hold; tests compare it
- *       with debugfs' dump and with a loop mount.
+ *   parload --expect NAME [--range OFF:LEN] [job options, --bs B]
+ *       Writes to stdout the bytes file NAME of that run must hold (or a
+ *       range of them); tests compare it with debugfs' dump and with a
+ *       loop mount.
  *   parload --ops IMAGE < SCRIPT
  *       Runs one namespace operation per line (mkdir, create, symlink,
- *       link, mknod, setxattr, setacl, setattr, ready), for the tests.
+ *       link, mknod, setxattr, setacl, setattr, files, mkdirs, links,
+ *       leave-open, ready), for the tests.
  *
  * File contents are a function of (file id, offset), so any reader can
  * check them without keeping a copy.
@@ -66,6 +69,7 @@ struct opts {
 	unsigned threads;
 	uint64_t total, append;
 	int hint, mixed, verify;
+	unsigned open;			/* files each thread keeps open at once */
 	const char *image, *posix_dir;
 };
 
@@ -185,6 +189,8 @@ static unsigned stream_jobs(unsigned threads, uint64_t total, struct job **ret)
 
 /* ---- writing through the library ----------------------------------------- */
 
+static void now_attr(struct e3_attr *a, uint32_t mode);
+
 static errcode_t write_range(e3_file_t *f, const struct job *j, uint64_t off,
 			     uint64_t len, uint64_t append, unsigned char *buf,
 			     int at_offset)
@@ -232,6 +238,52 @@ static errcode_t load_job(struct run *r, struct job *j, unsigned char *buf)
 	return err ? err : err2;
 }
 
+/* --open K: thread t creates its K streams, appends to each in turn,
+ * then closes them — many open files per thread. */
+static void interleave(struct run *r, unsigned t, unsigned char *buf)
+{
+	unsigned k = r->o->open, n = 0;
+	e3_file_t **f = calloc(k, sizeof(*f));
+	struct job **j = calloc(k, sizeof(*j));
+	uint64_t off;
+	int more = 1;
+
+	for (unsigned i = t; f && j && i < r->njobs && n < k; i += r->o->threads) {
+		struct e3_attr a;
+
+		j[n] = &r->jobs[i];
+		now_attr(&a, S_IFREG | 0644);
+		j[n]->err = e3_create(r->img, EXT2_ROOT_INO, j[n]->name, &a,
+				      r->o->hint ? j[n]->size : E3_SIZE_UNKNOWN, &f[n]);
+		if (!j[n]->err) {
+			j[n]->ino = e3_file_ino(f[n]);
+			n++;
+		}
+	}
+	for (off = 0; more; off += r->o->append) {
+		more = 0;
+		for (unsigned m = 0; m < n; m++) {
+			uint64_t len = j[m]->size > off ? j[m]->size - off : 0;
+
+			if (len > r->o->append)
+				len = r->o->append;
+			if (!len || j[m]->err)
+				continue;
+			more = 1;
+			fill(j[m]->id, off, buf, (size_t)len);
+			j[m]->err = e3_file_write(f[m], buf, (size_t)len);
+		}
+	}
+	for (unsigned m = 0; m < n; m++) {
+		errcode_t err = e3_file_close(f[m]);
+
+		if (!j[m]->err)
+			j[m]->err = err;
+	}
+	free(f);
+	free(j);
+}
+
 static void *lib_worker(void *arg)
 {
 	struct run *r = ((void **)arg)[0];
@@ -239,6 +291,11 @@ static void *lib_worker(void *arg)
 	unsigned char *buf = malloc(r->o->append);
 
 	pthread_barrier_wait(&r->start);
+	if (buf && r->o->open > 1) {
+		interleave(r, t, buf);
+		free(buf);
+		return NULL;
+	}
 	for (unsigned i = t; i < r->njobs; i += r->o->threads) {
 		if (!buf) {
 			r->jobs[i].err = ENOMEM;
@@ -355,15 +412,80 @@ static int report_jobs(struct run *r, double secs, const char *what)
 
 /* ---- verification through libext2fs ---------------------------------------- */
 
+/* Compares [from, to) of an open file with the generator. */
+static int compare_range(ext2_file_t file, const struct job *j, uint64_t from,
+			 uint64_t to, unsigned char *got, unsigned char *want,
+			 size_t chunk)
+{
+	unsigned int n;
+	errcode_t err;
+
+	err = ext2fs_file_llseek(file, from, EXT2_SEEK_SET, NULL);
+	for (uint64_t off = from; !err && off < to;) {
+		size_t len = to - off < chunk ? (size_t)(to - off) : chunk;
+
+		err = ext2fs_file_read(file, got, (unsigned)len, &n);
+		if (err || n != len) {
+			tool_error(j->name, err, "verify: short read at %" PRIu64, off);
+			return 1;
+		}
+		expect(j, off, want, len);
+		if (memcmp(got, want, len) != 0) {
+			tool_error(j->name, 0, "verify: contents differ in [%" PRIu64
+				   ", +%zu)", off, len);
+			return 1;
+		}
+		off += len;
+	}
+	if (err)
+		tool_error(j->name, err, "verify: seek to %" PRIu64, from);
+	return err != 0;
+}
+
+/* A sparse job: its pieces hold their data and the blocks around them
+ * that no piece touches are holes, not allocated zeros. */
+static int verify_sparse(ext2_filsys fs, ext2_ino_t ino, ext2_file_t file,
+			 const struct job *j, unsigned char *got,
+			 unsigned char *want, size_t chunk)
+{
+	uint64_t bs = fs->blocksize;
+
+	for (unsigned p = 0; p < j->npieces; p++) {
+		const struct piece *pc = &j->pieces[p];
+		uint64_t probe[2] = { pc->off / bs - 1, (pc->off + pc->len + bs - 1) / bs };
+
+		if (compare_range(file, j, pc->off, pc->off + pc->len, got, want, chunk))
+			return 1;
+		for (int k = 0; k < 2; k++) {
+			blk64_t pblk = 0;
+			int inside = 0;
+
+			if (pc->off / bs == 0 && k == 0)
+				continue;
+			for (unsigned q = 0; q < j->npieces; q++)
+				inside |= probe[k] >= j->pieces[q].off / bs &&
+					  probe[k] * bs < j->pieces[q].off + j->pieces[q].len;
+			if (inside || probe[k] * bs >= j->size)
+				continue;
+			if (ext2fs_bmap2(fs, ino, NULL, NULL, 0, probe[k], NULL, &pblk) ||
+			    pblk) {
+				tool_error(j->name, 0, "verify: block %" PRIu64
+					   " should be a hole", probe[k]);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 static int verify_job(ext2_filsys fs, const struct job *j, unsigned char *got,
 		      unsigned char *want, size_t chunk)
 {
 	ext2_ino_t ino;
 	ext2_file_t file;
 	errcode_t err;
-	uint64_t off = 0;
 	__u64 fsize = 0;
-	unsigned int n;
+	int bad;
 
 	err = ext2fs_namei(fs, EXT2_ROOT_INO, EXT2_ROOT_INO, j->name, &ino);
 	if (!err)
@@ -378,26 +500,12 @@ static int verify_job(ext2_filsys fs, const struct job *j, unsigned char *got,
 		ext2fs_file_close(file);
 		return 1;
 	}
-	while (off < j->size) {
-		size_t len = j->size - off < chunk ? (size_t)(j->size - off) : chunk;
-
-		err = ext2fs_file_read(file, got, (unsigned)len, &n);
-		if (err || n != len) {
-			tool_error(j->name, err, "verify: short read at %" PRIu64, off);
-			ext2fs_file_close(file);
-			return 1;
-		}
-		expect(j, off, want, len);
-		if (memcmp(got, want, len) != 0) {
-			tool_error(j->name, 0, "verify: contents differ in [%" PRIu64
-				   ", +%zu)", off, len);
-			ext2fs_file_close(file);
-			return 1;
-		}
-		off += len;
-	}
+	if (j->npieces)
+		bad = verify_sparse(fs, ino, file, j, got, want, chunk);
+	else
+		bad = compare_range(file, j, 0, j->size, got, want, chunk);
 	ext2fs_file_close(file);
-	return 0;
+	return bad;
 }
 
 static int verify(struct run *r)
@@ -454,7 +562,7 @@ static int runs_cb(ext2_filsys fs, blk64_t *blk, e2_blkcnt_t cnt,
 static int report(const char *image)
 {
 	struct e3_open_opts oo = { 0 };
-	ext2_inode_scan scan;
+	ext2_inode_scan scan = NULL;
 	struct ext2_inode inode;
 	ext2_ino_t ino;
 	e3_image_t *img;
@@ -487,6 +595,8 @@ static int report(const char *image)
 		if (s.runs > worst)
 			worst = s.runs;
 	}
+	if (scan)
+		ext2fs_close_inode_scan(scan);
 	if (err)
 		tool_error(image, err, "scanning inodes");
 	else
@@ -693,6 +803,13 @@ static errcode_t run_op(e3_image_t *img, char **av, int ac)
 		free(buf);
 		return err;
 	}
+	if (strcmp(cmd, "leave-open") == 0) {	/* a file never closed */
+		e3_file_t *f;
+
+		now_attr(&a, S_IFREG | 0644);
+		err = e3_create(img, dir, name, &a, E3_SIZE_UNKNOWN, &f);
+		return err ? err : e3_file_write(f, "abc", 3);
+	}
 	if (strcmp(cmd, "symlink") == 0) {
 		NEED(3);
 		now_attr(&a, S_IFLNK | 0777);
@@ -766,26 +883,32 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: %s [--alloc=rbtree|list|none] [--threads N] [--total SIZE]\n"
-		"          [--append SIZE] [--hint] [--mixed] [--verify] IMAGE\n"
+		"          [--append SIZE] [--hint] [--mixed] [--open K] [--verify] IMAGE\n"
 		"       %s --report IMAGE\n"
 		"       %s --posix DIR [--threads N] [--total SIZE] [--append SIZE]\n"
-		"       %s --expect NAME [--mixed --threads N --bs B | --threads N --total SIZE]\n"
+		"       %s --expect NAME [--range OFF:LEN] [--mixed --threads N --bs B |\n"
+		"                 --threads N --total SIZE]\n"
 		"       %s --ops IMAGE < SCRIPT\n",
 		tool_name(), tool_name(), tool_name(), tool_name(), tool_name());
 	return 2;
 }
 
-static int expect_out(struct run *r, const char *name)
+/* The bytes [from, from + len) of file name (len 0: to its end). */
+static int expect_out(struct run *r, const char *name, uint64_t from,
+		      uint64_t len)
 {
 	unsigned char *buf = malloc(MiB);
 
 	for (unsigned i = 0; i < r->njobs && buf; i++) {
 		struct job *j = &r->jobs[i];
+		uint64_t end = j->size;
 
 		if (strcmp(j->name, name) != 0)
 			continue;
-		for (uint64_t off = 0; off < j->size;) {
-			size_t n = j->size - off < MiB ? (size_t)(j->size - off) : MiB;
+		if (len && from + len < end)
+			end = from + len;
+		for (uint64_t off = from; off < end;) {
+			size_t n = end - off < MiB ? (size_t)(end - off) : MiB;
 
 			expect(j, off, buf, n);
 			if (fwrite(buf, 1, n, stdout) != n)
@@ -808,7 +931,7 @@ int main(int argc, char **argv)
 	struct e3_open_opts oo = { .flags = E3_OPEN_WRITE };
 	struct run r = { .o = &o };
 	int do_report = 0, do_ops = 0, bad;
-	uint64_t v, bs = 4096;
+	uint64_t v, bs = 4096, range_off = 0, range_len = 0;
 	double t0, secs;
 	errcode_t err;
 
@@ -829,6 +952,11 @@ int main(int argc, char **argv)
 				return tool_usage_error("bad %s: %s", a, val), 2;
 			*(a[2] == 't' ? &o.total : &o.append) = v;
 			i++;
+		} else if (strcmp(a, "--open") == 0 && val) {
+			if (parse_uint(val, 1, 4096, &v))
+				return tool_usage_error("bad --open: %s", val), 2;
+			o.open = (unsigned)v;
+			i++;
 		} else if (strcmp(a, "--bs") == 0 && val) {
 			if (parse_uint(val, 1024, 65536, &bs))
 				return tool_usage_error("bad --bs: %s", val), 2;
@@ -845,6 +973,11 @@ int main(int argc, char **argv)
 			do_ops = 1;
 		} else if (strcmp(a, "--posix") == 0 && val) {
 			o.posix_dir = val;
+			i++;
+		} else if (strcmp(a, "--range") == 0 && val) {
+			if (sscanf(val, "%" SCNu64 ":%" SCNu64, &range_off,
+				   &range_len) != 2)
+				return tool_usage_error("bad --range: %s", val), 2;
 			i++;
 		} else if (strcmp(a, "--expect") == 0 && val) {
 			expect_name = val;
@@ -874,11 +1007,15 @@ int main(int argc, char **argv)
 		bs = e3_image_fs(r.img)->blocksize;
 	}
 	r.njobs = o.mixed ? mixed_jobs(o.threads, (unsigned)bs, &r.jobs)
-			  : stream_jobs(o.threads, o.total, &r.jobs);
+			  : stream_jobs(o.threads * (o.open > 1 ? o.open : 1),
+					o.total, &r.jobs);
 	if (!r.njobs)
 		return tool_error(NULL, ENOMEM, NULL), 1;
-	if (expect_name)
-		return expect_out(&r, expect_name);
+	if (expect_name) {
+		bad = expect_out(&r, expect_name, range_off, range_len);
+		free(r.jobs);
+		return bad;
+	}
 
 	t0 = now_s();
 	if (o.posix_dir) {
@@ -891,7 +1028,9 @@ int main(int argc, char **argv)
 			close(dfd);
 		}
 		secs = now_s() - t0;
-		return report_jobs(&r, secs, "posix");
+		bad = report_jobs(&r, secs, "posix");
+		free(r.jobs);
+		return bad;
 	}
 	run_threads(&r, lib_worker);
 	err = e3_image_close(r.img);

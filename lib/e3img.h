@@ -57,7 +57,10 @@ struct e3_open_report {
 
 errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 			e3_image_t **ret);
-/* Commits, checkpoints, flushes and unlocks; frees img even on error. */
+/* Commits, checkpoints, flushes and unlocks; frees img even on error.
+ * Close every e3_file first: files still open make it fail with
+ * E3_FILES_OPEN; their inodes stay as created (empty) and their handles
+ * are invalid afterwards. */
 errcode_t e3_image_close(e3_image_t *img);
 /* Frees img without writing anything more: the image stays as of the last
  * commit (journal replay brings it back to that). */
@@ -119,6 +122,99 @@ errcode_t e3_setxattr(e3_image_t *img, ext2_ino_t ino, const char *name,
  * first and get their final times after their contents). */
 errcode_t e3_setattr(e3_image_t *img, ext2_ino_t ino,
 		     const struct e3_attr *attr);
+
+/* ---- copy-in (lib/copyin*.c; branch cp) --------------------------------
+ * Fills an open image from directory trees, single files, archives
+ * (anything libarchive reads; "-" is stdin) and a genext2fs device table.
+ * A scanner thread walks the sources in sorted order and creates every
+ * inode and entry; workers copy file contents. Events (each file with -v,
+ * skips, progress) come back through a callback; nothing here prints. */
+
+enum e3_copyin_event {
+	E3_CP_FILE,		/* an entry was copied (for -v) */
+	E3_CP_SKIP,		/* an entry was skipped; err says why */
+	E3_CP_ERROR,		/* an entry failed; err says why */
+	E3_CP_PROGRESS,		/* counters moved (called at most ~10/s) */
+};
+
+struct e3_idmap {
+	uint32_t from, to;
+};
+
+struct e3_copyin_stats {
+	uint64_t files;		/* entries of every type created */
+	uint64_t bytes;		/* file data bytes copied */
+	uint64_t total_files;	/* expected (tree input; 0 when unknown) */
+	uint64_t total_bytes;
+	uint64_t skipped;	/* entries not copied (bad path, unreadable) */
+	uint64_t errors;	/* entries that failed (e.g. name exists) */
+};
+
+struct e3_copyin_opts {
+	const char *dest;		/* directory in the image; NULL = "/" */
+	unsigned threads;		/* workers; 0 = 1 */
+	int overwrite;			/* replace existing non-directories */
+	int set_owner;			/* force owner to uid:gid below */
+	uint32_t owner_uid, owner_gid;
+	const struct e3_idmap *uid_map, *gid_map;
+	size_t n_uid_map, n_gid_map;
+	int64_t clamp_time;		/* SOURCE_DATE_EPOCH; -1: none */
+	const char *devtab;		/* genext2fs device table, or NULL */
+	int reproducible;		/* close files in creation order so
+					   the layout never depends on which
+					   worker finishes first */
+	int check_space;		/* refuse before writing if trees
+					   do not fit (E3_NO_SPACE_KNOWN) */
+	void (*event)(void *ctx, enum e3_copyin_event ev, const char *path,
+		      errcode_t err, const struct e3_copyin_stats *st);
+	void *event_ctx;
+};
+
+/* What a set of sources needs, for auto-sizing and the early "image full"
+ * check. Archives are read (and decompressed) once to count. */
+struct e3_copyin_need {
+	uint64_t blocks;	/* data, indirect, directory, xattr, symlink */
+	uint64_t inodes;
+	uint64_t files, dirs, bytes;
+};
+errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
+			    unsigned blocksize, unsigned inode_size,
+			    struct e3_copyin_need *need);
+
+struct e3_mkfs_params;
+struct e3_mkfs_geometry;
+/* e3mkfs -d ... auto[+N%]: fills p->size (and p->inode_count when unset;
+ * p->block_size becomes 4096 when unset) with the smallest image whose
+ * room after mkfs' own metadata holds need plus slack_percent, and g with
+ * its geometry. Streams (archives, "-") cannot be measured:
+ * E3_SOURCE_TYPE. */
+errcode_t e3_copyin_auto_size(const char *const *srcs, size_t nsrcs,
+			      unsigned slack_percent,
+			      struct e3_mkfs_params *p,
+			      struct e3_mkfs_geometry *g,
+			      struct e3_copyin_need *need);
+
+/* Copies srcs (in order) into img under opts->dest. Returns 0 when
+ * everything was copied (stats->skipped may still be nonzero: those were
+ * reported through the callback), else the error that stopped it; the
+ * image is left consistent either way once e3_image_close runs. When
+ * opts->check_space refuses, *need_more and *free_now (if not NULL) say
+ * by how much. */
+errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
+			size_t nsrcs, const struct e3_copyin_opts *opts,
+			struct e3_copyin_stats *stats, uint64_t *need_more,
+			uint64_t *free_now);
+
+/* Removes the entry path (any type but a non-empty directory), freeing
+ * the inode and its blocks when its last link goes. For --overwrite. */
+errcode_t e3_remove(e3_image_t *img, ext2_ino_t dir, const char *name);
+
+/* Gives each listed directory of more than one block that has no index an
+ * htree index, laid out as the kernel would (dir_index must be on, else
+ * nothing is done). No file may be open. */
+errcode_t e3_htree_build_all(e3_image_t *img, const ext2_ino_t *dirs,
+			     size_t ndirs);
+
 
 /* ---- journal recovery (for readers that replay: e3fsck, e3debugfs) ---- */
 

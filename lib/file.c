@@ -320,10 +320,10 @@ static errcode_t file_new(struct e3_image *img, ext2_ino_t ino,
 		f->hint_blocks = (size_hint + bs - 1) / bs;
 		hint_total = bm_blocks_for(f->bm.P, f->hint_blocks);
 	}
-	/* ext3 colours a writer's first goal by its process id; a thread
-	 * is our writer */
-	e3_rsv_init(img->alloc, &f->rsv, ino, hint_total,
-		    (unsigned)gettid() & 15);
+	/* ext3 colours a writer's first goal by its process id; ours comes
+	 * from the file, so the layout does not depend on which thread
+	 * writes it (alloc.h, DETERMINISM) */
+	e3_rsv_init(img->alloc, &f->rsv, ino, hint_total, ino % 16);
 	*ret = f;
 	return 0;
 }

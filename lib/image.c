@@ -26,12 +26,6 @@
 #define E3_RO_COMPAT_OK (EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER | \
 	EXT2_FEATURE_RO_COMPAT_LARGE_FILE)
 
-void e3_init_errors(void)
-{
-	add_error_table(&et_ext2_error_table);
-	add_error_table(&et_e3im_error_table);
-}
-
 void e3_fs_lock(struct e3_image *img)
 {
 	pthread_mutex_lock(&img->fs_lock);
@@ -253,6 +247,11 @@ errcode_t e3_image_close(e3_image_t *img)
 		if (!err)
 			err = err2;
 	}
+	/* the allocator unhooks itself from fs: before fs is freed */
+	if (img->alloc) {
+		e3_alloc_destroy(img->alloc);
+		img->alloc = NULL;
+	}
 	if (img->fs) {
 		err2 = err ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);
 		img->fs = NULL;
@@ -262,10 +261,6 @@ errcode_t e3_image_close(e3_image_t *img)
 	if (!err && img->fd >= 0 && (img->flags & E3_OPEN_WRITE) &&
 	    fsync(img->fd) < 0)
 		err = errno;
-	if (img->alloc) {
-		e3_alloc_destroy(img->alloc);
-		img->alloc = NULL;
-	}
 	e3_fs_unlock(img);
 	free_image(img);
 	return err;
@@ -279,14 +274,16 @@ void e3_image_abort(e3_image_t *img)
 		e3_load_abort(img);
 	if (img->journal)
 		e3_journal_abort(img->journal);
+	if (img->alloc) {	/* unhooks from fs: before fs is freed */
+		e3_alloc_destroy(img->alloc);
+		img->alloc = NULL;
+	}
 	if (img->fs) {
 		/* drop in-memory changes: nothing more reaches the image */
 		img->fs->flags &= ~(EXT2_FLAG_DIRTY | EXT2_FLAG_IB_DIRTY |
 				    EXT2_FLAG_BB_DIRTY | EXT2_FLAG_CHANGED);
 		ext2fs_free(img->fs);
 	}
-	if (img->alloc)
-		e3_alloc_destroy(img->alloc);
 	free_image(img);
 }
 

@@ -64,6 +64,8 @@ struct e3_journal {
 	uint64_t interval_ns;
 	uint32_t quarter;		/* commit when run.n reaches this */
 	struct e3_fault fault;		/* E3_FAULT */
+	int bypass;			/* E3_JOURNAL=bypass: benchmarks only,
+					   metadata straight home, no log */
 };
 
 /* journal_io.c */

@@ -435,7 +435,7 @@ void jio_unwrap(struct e3_journal *j)
 	io_channel ch = j->wrap;
 
 	if (!ch)
-		return;
+		return;	/* never wrapped (bypass) */
 	if (fs->io == ch)
 		fs->io = j->real;
 	if (j->wrapped_image_io && fs->image_io == ch)

@@ -26,9 +26,8 @@ struct e3_file;
 
 /* Per-image load state. */
 struct e3_load {
-	pthread_mutex_t lock;		/* guards the open-file list only;
-					   taken with no other lock held, or
-					   after file->lock */
+	pthread_mutex_t lock;		/* guards the open-file list only; a
+					   leaf: nothing is taken under it */
 	TAILQ_HEAD(, e3_file) files;	/* [lock] files created, not closed */
 	unsigned nfiles;		/* [lock] */
 	struct e3_ea_share *ea[E3_EA_SHARE_BUCKETS]; /* [fs_lock] */

@@ -3,8 +3,8 @@
  *
  * libext2fs' ext2fs_xattr_* does most of the job and is used as is: it
  * puts attributes in the inode's extra space while they fit and the rest
- * in an EA block (entries sorted as the kernel sorts them, entry and block
- * hashes set), converts system.posix_acl_* from the Linux xattr format to
+ * in an EA block (entries sorted as the kernel sorts them, entry hashes
+ * set), converts system.posix_acl_* from the Linux xattr format to
  * ext3's on-disk ACL format, and copies a shared EA block on write
  * (refcount > 1 → new block, old refcount - 1). What it does not do is the
  * kernel's other half of sharing: it never looks for an existing identical
@@ -12,8 +12,9 @@
  * write, a block whose twin is already on disk (same h_hash, same bytes
  * after the header, refcount below the kernel's 1024) is dropped and the
  * inode points at the twin, whose refcount goes up. The candidate blocks
- * are remembered per image by hash (struct e3_load.ea, under fs_lock) and
- * re-read and compared before use, so a stale entry is harmless.
+ * are remembered per image by the block hash (which ext2fs leaves 0, so
+ * it is computed here as the kernel does; struct e3_load.ea, under
+ * fs_lock) and re-read and compared before use, so a stale entry is harmless.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -190,8 +191,19 @@ static errcode_t share_block(struct e3_image *img, ext2_ino_t ino,
 	if (err)
 		goto out;
 	h = (struct ext2_ext_attr_header *)buf;
-	if (h->h_refcount != 1 || h->h_hash == 0)
-		goto out;	/* already shared, or not shareable */
+	if (h->h_refcount != 1)
+		goto out;	/* already shared */
+	if (h->h_hash == 0) {
+		/* ext2fs_xattrs_write hashes the entries, not the block;
+		 * the kernel's sharing keys on the block hash */
+		ext2fs_ext_attr_block_rehash(h, (struct ext2_ext_attr_entry *)
+					     (buf + fs->blocksize));
+		if (h->h_hash == 0)
+			goto out;	/* an entry without hash: not shareable */
+		err = ext2fs_write_ext_attr3(fs, blk, buf, ino);
+		if (err)
+			goto out;
+	}
 	twin = share_find(fs, img->load, blk, buf, tmp);
 	if (!twin) {
 		share_forget(img->load, blk);

@@ -1,0 +1,544 @@
+/*
+ * copyin.c: the copy-in engine — e3_copyin_run and the entry-making
+ * helpers the walkers (copyin_tree.c, copyin_archive.c, copyin_devtab.c)
+ * share: owner maps and the time clamp, path cleaning and resolution
+ * inside the image, existing-entry rules, xattrs, deferred directory
+ * attributes, the hard-link map and event reporting.
+ *
+ * Determinism: one thread (the caller's, "the scanner") makes every call
+ * that places anything — inodes, directory entries, xattr blocks, and the
+ * creation of each file with its size hint, which books the file's whole
+ * run. Workers only stream file contents into runs already decided.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <archive.h>
+
+#include "image.h"
+#include "copyin.h"
+
+/* ---- events --------------------------------------------------------------- */
+
+void cp_event(struct cp_ctx *c, enum e3_copyin_event ev, const char *path,
+	      errcode_t err)
+{
+	if (!c->o->event)
+		return;
+	pthread_mutex_lock(&c->stat_lock);
+	c->o->event(c->o->event_ctx, ev, path, err, c->st);
+	pthread_mutex_unlock(&c->stat_lock);
+}
+
+void cp_skip(struct cp_ctx *c, const char *path, errcode_t err)
+{
+	pthread_mutex_lock(&c->stat_lock);
+	c->st->skipped++;
+	pthread_mutex_unlock(&c->stat_lock);
+	cp_event(c, E3_CP_SKIP, path, err);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Counts entries and bytes done; progress at most ten times a second. */
+void cp_count_file(struct cp_ctx *c, uint64_t bytes, const char *path)
+{
+	static const double period = 0.1;
+	double t;
+
+	(void)path;
+	pthread_mutex_lock(&c->stat_lock);
+	c->st->files++;
+	c->st->bytes += bytes;
+	if (c->o->event) {
+		t = now_seconds();
+		if (t - c->last_progress >= period) {
+			c->last_progress = t;
+			c->o->event(c->o->event_ctx, E3_CP_PROGRESS, NULL, 0,
+				    c->st);
+		}
+	}
+	pthread_mutex_unlock(&c->stat_lock);
+}
+
+void cp_error(struct cp_ctx *c, const char *path, errcode_t err)
+{
+	pthread_mutex_lock(&c->stat_lock);
+	c->st->errors++;
+	pthread_mutex_unlock(&c->stat_lock);
+	cp_event(c, E3_CP_ERROR, path, err);
+}
+
+/* ---- attributes ------------------------------------------------------------- */
+
+void cp_attr_from_stat(struct e3_attr *a, const struct stat *st)
+{
+	a->mode = st->st_mode;
+	a->uid = st->st_uid;
+	a->gid = st->st_gid;
+	a->atime = st->st_atim;
+	a->mtime = st->st_mtim;
+	a->ctime = st->st_ctim;
+}
+
+static uint32_t map_id(const struct e3_idmap *m, size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].from == id)
+			return m[i].to;
+	return id;
+}
+
+static void clamp(struct timespec *t, int64_t epoch)
+{
+	if (t->tv_sec > epoch || (t->tv_sec == epoch && t->tv_nsec)) {
+		t->tv_sec = (time_t)epoch;
+		t->tv_nsec = 0;
+	}
+}
+
+void cp_map_attr(struct cp_ctx *c, struct e3_attr *a)
+{
+	const struct e3_copyin_opts *o = c->o;
+
+	if (o->set_owner) {
+		a->uid = o->owner_uid;
+		a->gid = o->owner_gid;
+	} else {
+		a->uid = map_id(o->uid_map, o->n_uid_map, a->uid);
+		a->gid = map_id(o->gid_map, o->n_gid_map, a->gid);
+	}
+	if (c->epoch >= 0) {
+		clamp(&a->atime, c->epoch);
+		clamp(&a->mtime, c->epoch);
+		clamp(&a->ctime, c->epoch);
+	}
+}
+
+/* Attributes of a directory the input implies but does not describe. */
+static void default_dir_attr(struct cp_ctx *c, struct e3_attr *a)
+{
+	struct timespec now;
+
+	memset(a, 0, sizeof(*a));
+	a->mode = S_IFDIR | 0755;
+	if (c->epoch >= 0)
+		now = (struct timespec){ .tv_sec = (time_t)c->epoch };
+	else
+		clock_gettime(CLOCK_REALTIME, &now);
+	a->atime = a->mtime = a->ctime = now;
+	cp_map_attr(c, a);
+}
+
+/* ---- paths ------------------------------------------------------------------ */
+
+static errcode_t ino_mode(struct cp_ctx *c, ext2_ino_t ino, uint16_t *mode)
+{
+	struct ext2_inode inode;
+	errcode_t err;
+
+	e3_fs_lock(c->img);
+	err = ext2fs_read_inode(c->img->fs, ino, &inode);
+	e3_fs_unlock(c->img);
+	if (!err)
+		*mode = inode.i_mode;
+	return err;
+}
+
+static int is_missing(errcode_t err)
+{
+	return err == E3_NOT_FOUND || err == EXT2_ET_FILE_NOT_FOUND ||
+	       err == ENOENT;
+}
+
+/* A directory's inode goes where the Orlov rule sends it, which reads the
+ * groups' free block counts: in ordered mode every file still being
+ * written is finished first, so those counts are the same at any -j. */
+static errcode_t ordered_mkdir(struct cp_ctx *c, ext2_ino_t parent,
+			       const char *name, const struct e3_attr *a,
+			       ext2_ino_t *ino)
+{
+	errcode_t err = 0;
+
+	if (c->ordered)
+		err = cp_close_oldest(c, 0);
+	return err ? err : e3_mkdir(c->img, parent, name, a, ino);
+}
+
+/* One step down: name in dir, which must be (or become) a directory. */
+static errcode_t step_dir(struct cp_ctx *c, ext2_ino_t dir, const char *name,
+			  ext2_ino_t *ret)
+{
+	struct e3_attr a;
+	uint16_t mode;
+	errcode_t err;
+
+	err = e3_lookup(c->img, dir, name, ret);
+	if (is_missing(err)) {
+		default_dir_attr(c, &a);
+		err = ordered_mkdir(c, dir, name, &a, ret);
+		if (!err)
+			err = cp_defer_dirattr(c, *ret, &a);
+		return err;
+	}
+	if (err)
+		return err;
+	err = ino_mode(c, *ret, &mode);
+	if (err)
+		return err;
+	if (LINUX_S_ISLNK(mode))
+		return E3_SYMLINK_IN_PATH;
+	if (!LINUX_S_ISDIR(mode))
+		return E3_NOT_DIR;
+	return 0;
+}
+
+errcode_t cp_resolve_parent(struct cp_ctx *c, const char *rel,
+			    ext2_ino_t *parent, const char **leaf)
+{
+	const char *slash = strrchr(rel, '/');
+	size_t dirlen = slash ? (size_t)(slash - rel) : 0;
+	ext2_ino_t cur = c->dest;
+	errcode_t err = 0;
+	char *buf, *p, *next;
+
+	*leaf = slash ? slash + 1 : rel;
+	if (!slash) {
+		*parent = c->dest;
+		return 0;
+	}
+	/* archives list siblings together: one cached parent saves lookups */
+	if (c->cache_path && strlen(c->cache_path) == dirlen &&
+	    memcmp(c->cache_path, rel, dirlen) == 0) {
+		*parent = c->cache_ino;
+		return 0;
+	}
+	buf = strndup(rel, dirlen);
+	if (!buf)
+		return ENOMEM;
+	for (p = buf; p && !err; p = next) {
+		next = strchr(p, '/');
+		if (next)
+			*next++ = '\0';
+		err = step_dir(c, cur, p, &cur);
+	}
+	if (!err) {
+		free(c->cache_path);
+		c->cache_path = strndup(rel, dirlen);
+		c->cache_ino = cur;
+		*parent = cur;
+	}
+	free(buf);
+	return err;
+}
+
+/* ---- entries ------------------------------------------------------------------- */
+
+errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
+			  const char *name, const char *path)
+{
+	ext2_ino_t ino;
+	uint16_t mode;
+	errcode_t err;
+
+	(void)path;
+	err = e3_lookup(c->img, parent, name, &ino);
+	if (is_missing(err))
+		return 0;
+	if (err)
+		return err;
+	if (!c->o->overwrite)
+		return E3_NAME_EXISTS;
+	err = ino_mode(c, ino, &mode);
+	if (err)
+		return err;
+	if (LINUX_S_ISDIR(mode))
+		return E3_IS_DIR;
+	return e3_remove(c->img, parent, name);
+}
+
+errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,
+		      const struct e3_attr *a, const char *path,
+		      ext2_ino_t *ino, int *created)
+{
+	uint16_t mode;
+	errcode_t err;
+
+	(void)path;
+	if (created)
+		*created = 0;
+	err = e3_lookup(c->img, parent, name, ino);
+	if (is_missing(err)) {
+		err = ordered_mkdir(c, parent, name, a, ino);
+		if (!err && created)
+			*created = 1;
+	} else if (!err) {
+		/* directories merge: later sources add to earlier ones */
+		err = ino_mode(c, *ino, &mode);
+		if (!err && LINUX_S_ISLNK(mode))
+			err = E3_SYMLINK_IN_PATH;
+		else if (!err && !LINUX_S_ISDIR(mode))
+			err = c->o->overwrite ? E3_NOT_DIR : E3_NAME_EXISTS;
+	}
+	if (!err)
+		err = cp_defer_dirattr(c, *ino, a);
+	return err;
+}
+
+errcode_t cp_set_xattrs(struct cp_ctx *c, ext2_ino_t ino,
+			const struct cp_xattrs *x, const char *path)
+{
+	errcode_t err;
+
+	(void)path;
+	for (size_t i = 0; i < x->n; i++) {
+		err = e3_setxattr(c->img, ino, x->v[i].name, x->v[i].value,
+				  x->v[i].size);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Directories get their final attributes last; a directory met twice
+ * (merged sources) keeps the later attributes. */
+errcode_t cp_defer_dirattr(struct cp_ctx *c, ext2_ino_t ino,
+			   const struct e3_attr *a)
+{
+	if (c->ndirs == c->capdirs) {
+		size_t cap = c->capdirs ? c->capdirs * 2 : 64;
+		struct cp_dirattr *d = realloc(c->dirs, cap * sizeof(*d));
+
+		if (!d)
+			return ENOMEM;
+		c->dirs = d;
+		c->capdirs = cap;
+	}
+	c->dirs[c->ndirs] = (struct cp_dirattr){ .ino = ino, .attr = *a,
+						  .seq = c->ndirs };
+	c->ndirs++;
+	return 0;
+}
+
+static int dirattr_cmp(const void *x, const void *y)
+{
+	const struct cp_dirattr *a = x, *b = y;
+
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+/* Applies the deferred attributes (the last one recorded per directory)
+ * and returns the distinct directories for the htree pass. */
+static errcode_t apply_dirattrs(struct cp_ctx *c)
+{
+	size_t i, n = 0;
+	errcode_t err;
+
+	qsort(c->dirs, c->ndirs, sizeof(*c->dirs), dirattr_cmp);
+	for (i = 0; i < c->ndirs; i++) {
+		/* qsort is not stable: keep the entry with the latest seq */
+		if (n && c->dirs[n - 1].ino == c->dirs[i].ino) {
+			if (c->dirs[i].seq > c->dirs[n - 1].seq)
+				c->dirs[n - 1] = c->dirs[i];
+			continue;
+		}
+		c->dirs[n++] = c->dirs[i];
+	}
+	c->ndirs = n;
+	for (i = 0; i < n; i++) {
+		err = e3_setattr(c->img, c->dirs[i].ino, &c->dirs[i].attr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- the run ------------------------------------------------------------------ */
+
+/* The destination directory: every component made when missing. */
+static errcode_t resolve_dest(struct cp_ctx *c, const char *dest)
+{
+	char *buf, *p, *next;
+	errcode_t err = 0;
+
+	c->dest = EXT2_ROOT_INO;
+	buf = strdup(dest ? dest : "/");
+	if (!buf)
+		return ENOMEM;
+	err = cp_path_clean(buf);
+	for (p = buf; !err && p && *p; p = next) {
+		next = strchr(p, '/');
+		if (next)
+			*next++ = '\0';
+		err = step_dir(c, c->dest, p, &c->dest);
+	}
+	free(buf);
+	return err;
+}
+
+/* Sources known before anything is written (trees, plain files) are
+ * measured and compared with the free space. */
+static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
+			     size_t n, uint64_t *need_more, uint64_t *free_now)
+{
+	struct e3_copyin_need need, total = { 0 };
+	ext2_filsys fs = c->img->fs;
+	uint64_t free_blocks, free_inodes;
+	unsigned bs, isz;
+	struct stat st;
+	errcode_t err;
+
+	e3_fs_lock(c->img);
+	bs = fs->blocksize;
+	isz = EXT2_INODE_SIZE(fs->super);
+	free_blocks = ext2fs_free_blocks_count(fs->super);
+	free_inodes = fs->super->s_free_inodes_count;
+	e3_fs_unlock(c->img);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(srcs[i], "-") == 0 || stat(srcs[i], &st) < 0)
+			continue;
+		if (S_ISREG(st.st_mode) && cp_is_archive(srcs[i]))
+			continue;	/* a stream: checked as it goes */
+		err = cp_measure_tree(srcs[i], bs, isz, &need);
+		if (err)
+			return err;
+		total.blocks += need.blocks;
+		total.inodes += need.inodes;
+	}
+	if (total.blocks > free_blocks) {
+		if (need_more)
+			*need_more = total.blocks - free_blocks;
+		if (free_now)
+			*free_now = free_blocks;
+		return E3_NO_SPACE_KNOWN;
+	}
+	if (total.inodes > free_inodes)
+		return E3_NO_INODES;
+	return 0;
+}
+
+static errcode_t copy_one_source(struct cp_ctx *c, const char *src)
+{
+	struct stat st;
+
+	if (strcmp(src, "-") == 0)
+		return cp_archive_copy(c, NULL, c->dest);
+	if (stat(src, &st) < 0)
+		return errno;
+	if (S_ISREG(st.st_mode) && cp_is_archive(src))
+		return cp_archive_copy(c, src, c->dest);
+	return cp_tree_copy(c, src, c->dest);
+}
+
+static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
+		       const struct e3_copyin_opts *o,
+		       struct e3_copyin_stats *st)
+{
+	unsigned threads = o->threads ? o->threads : 1;
+	errcode_t err;
+
+	memset(c, 0, sizeof(*c));
+	c->img = img;
+	c->o = o;
+	c->st = st;
+	c->epoch = o->clamp_time;
+	c->ordered = o->reproducible;
+	c->order_lag = CP_ORDER_LAG;	/* never from -j: layout would follow it */
+	pthread_mutex_init(&c->stat_lock, NULL);
+	pthread_mutex_init(&c->order_lock, NULL);
+	pthread_cond_init(&c->order_cond, NULL);
+	err = cp_linkmap_create(&c->links);
+	if (err)
+		return err;
+	c->bufs = calloc(threads, sizeof(*c->bufs));
+	if (!c->bufs)
+		return ENOMEM;
+	c->nbufs = threads;
+	for (unsigned i = 0; i < threads; i++) {
+		c->bufs[i] = malloc(CP_BUF_SIZE);
+		if (!c->bufs[i])
+			return ENOMEM;
+	}
+	/* a few jobs per worker keep them busy; more would only hold fds */
+	return e3_workq_create(threads, threads * 8, &c->wq);
+}
+
+static void teardown(struct cp_ctx *c)
+{
+	e3_workq_destroy(c->wq);
+	for (unsigned i = 0; c->bufs && i < c->nbufs; i++)
+		free(c->bufs[i]);
+	free(c->bufs);
+	cp_linkmap_free(c->links);
+	free(c->dirs);
+	free(c->cache_path);
+	pthread_mutex_destroy(&c->stat_lock);
+	pthread_mutex_destroy(&c->order_lock);
+	pthread_cond_destroy(&c->order_cond);
+}
+
+/* Directory attributes, then htree indexes: both only once every entry is
+ * in place. */
+static errcode_t finish(struct cp_ctx *c)
+{
+	ext2_ino_t *dirs;
+	errcode_t err;
+
+	err = apply_dirattrs(c);
+	if (err)
+		return err;
+	dirs = malloc((c->ndirs + 1) * sizeof(*dirs));
+	if (!dirs)
+		return ENOMEM;
+	for (size_t i = 0; i < c->ndirs; i++)
+		dirs[i] = c->dirs[i].ino;
+	err = e3_htree_build_all(c->img, dirs, c->ndirs);
+	free(dirs);
+	return err;
+}
+
+errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
+			size_t nsrcs, const struct e3_copyin_opts *o,
+			struct e3_copyin_stats *st, uint64_t *need_more,
+			uint64_t *free_now)
+{
+	struct cp_ctx c;
+	errcode_t err, err2;
+
+	err = setup(&c, img, o, st);
+	if (err)
+		goto out;
+	if (o->check_space) {
+		err = check_space(&c, srcs, nsrcs, need_more, free_now);
+		if (err)
+			goto out;
+	}
+	err = resolve_dest(&c, o->dest);
+	for (size_t i = 0; !err && i < nsrcs; i++)
+		err = copy_one_source(&c, srcs[i]);
+	err2 = cp_close_oldest(&c, 0);	/* ordered mode: the rest, in order */
+	if (!err)
+		err = err2;
+	err2 = e3_workq_wait(c.wq);
+	if (!err)
+		err = err2;
+	if (!err && o->devtab)
+		err = cp_devtab_apply(&c, o->devtab);
+	if (!err)
+		err = finish(&c);
+	if (o->event)
+		o->event(o->event_ctx, E3_CP_PROGRESS, NULL, 0, st);
+out:
+	teardown(&c);
+	return err;
+}

@@ -1,0 +1,167 @@
+/*
+ * copyin.h: lib/copyin's private pieces — the engine context shared by the
+ * walkers (tree, archive, device table), path checks, and the size
+ * estimator. Tools use e3img.h's e3_copyin_* block instead.
+ */
+#ifndef E3_COPYIN_H
+#define E3_COPYIN_H
+
+#include <stdbool.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include "e3img.h"
+#include "workq.h"
+
+/* One extended attribute read from a source. */
+struct cp_xattr {
+	char *name;
+	void *value;
+	size_t size;
+};
+
+struct cp_xattrs {
+	struct cp_xattr *v;
+	size_t n, cap;
+};
+errcode_t cp_xattrs_add(struct cp_xattrs *x, const char *name,
+			const void *value, size_t size);
+void cp_xattrs_clear(struct cp_xattrs *x);
+
+/* hard-link map: source (dev, ino) -> image inode */
+struct cp_linkmap;
+errcode_t cp_linkmap_create(struct cp_linkmap **ret);
+void cp_linkmap_free(struct cp_linkmap *m);
+ext2_ino_t cp_linkmap_get(struct cp_linkmap *m, uint64_t dev, uint64_t ino);
+errcode_t cp_linkmap_put(struct cp_linkmap *m, uint64_t dev, uint64_t ino,
+			 ext2_ino_t to);
+
+/* A directory whose attributes are applied when everything else is done
+ * (adding entries would change its times again). */
+struct cp_dirattr {
+	ext2_ino_t ino;
+	size_t seq;			/* order recorded: the last one wins */
+	struct e3_attr attr;
+};
+
+/* The engine's state for one e3_copyin_run. */
+struct file_job;
+
+struct cp_ctx {
+	e3_image_t *img;
+	const struct e3_copyin_opts *o;
+	struct e3_copyin_stats *st;	/* [stat_lock] */
+	pthread_mutex_t stat_lock;
+	struct e3_workq *wq;		/* NULL: data written inline */
+	struct cp_linkmap *links;
+	ext2_ino_t dest;		/* destination directory */
+	char *dest_path;		/* its path in the image, no trailing '/' */
+	struct cp_dirattr *dirs;	/* deferred directory attributes */
+	size_t ndirs, capdirs;
+	int64_t epoch;			/* clamp, -1: none */
+	double last_progress;		/* [stat_lock] */
+	char *cache_path;		/* last parent resolved (scanner) */
+	ext2_ino_t cache_ino;
+	void **bufs;			/* one copy buffer per worker */
+	unsigned nbufs;
+	/* ordered mode (opts->reproducible): see cp_close_oldest */
+	int ordered;
+	pthread_mutex_t order_lock;
+	pthread_cond_t order_cond;
+	struct file_job *order_head, *order_tail;	/* scanner only */
+	size_t order_len, order_lag;
+};
+
+/* Reports an event through the caller's callback (under stat_lock, so
+ * lines from workers never interleave). */
+void cp_event(struct cp_ctx *c, enum e3_copyin_event ev, const char *path,
+	      errcode_t err);
+/* A skipped entry: reported, counted, copying goes on. */
+void cp_skip(struct cp_ctx *c, const char *path, errcode_t err);
+/* An entry that failed (e.g. exists without --overwrite): reported,
+ * counted, copying goes on, the run ends with an error status. */
+void cp_error(struct cp_ctx *c, const char *path, errcode_t err);
+
+/* Bytes one worker copies at a time (one buffer per worker). */
+#define CP_BUF_SIZE (1u << 20)
+
+/* Ordered mode: files open at once behind the scanner. A constant, so
+ * the layout is the same at every -j. */
+#define CP_ORDER_LAG 32
+
+/* Nonzero when libarchive recognises the file as an archive. */
+int cp_is_archive(const char *path);
+
+/* Owner maps, --owner and the SOURCE_DATE_EPOCH clamp applied to a
+ * source's attributes. */
+void cp_map_attr(struct cp_ctx *c, struct e3_attr *a);
+void cp_attr_from_stat(struct e3_attr *a, const struct stat *st);
+
+/* Where an entry goes: resolves rel (a relative path, already checked by
+ * cp_path_clean) under the destination, creating missing directories with
+ * default attributes; returns the parent and the last component.
+ * Symlinks met on the way are refused (E3_PATH_ESCAPES). */
+errcode_t cp_resolve_parent(struct cp_ctx *c, const char *rel,
+			    ext2_ino_t *parent, const char **leaf);
+
+/* Normalises an archive or device-table path in place: strips leading
+ * "/" and "./", collapses "//" and "." components; refuses ".." anywhere
+ * (E3_PATH_ESCAPES). An empty result means the destination itself. */
+errcode_t cp_path_clean(char *path);
+
+/* Entry creation (the engine, copyin.c). Each checks for an existing
+ * entry: directories merge, other types are E3_NAME_EXISTS unless
+ * --overwrite, in which case the old entry is removed first. */
+errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,
+		      const struct e3_attr *a, const char *path,
+		      ext2_ino_t *ino, int *created);
+errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
+			  const char *name, const char *path);
+errcode_t cp_set_xattrs(struct cp_ctx *c, ext2_ino_t ino,
+			const struct cp_xattrs *x, const char *path);
+errcode_t cp_defer_dirattr(struct cp_ctx *c, ext2_ino_t ino,
+			   const struct e3_attr *a);
+void cp_count_file(struct cp_ctx *c, uint64_t bytes, const char *path);
+
+/* qsort comparator for an array of char *. */
+int cp_strcmp_ptr(const void *a, const void *b);
+/* Sorts an entry's error into "report and go on" (returns 0, counted as
+ * an error) and "stop" (returned). */
+errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err);
+
+/* Ordered mode: closes the oldest open files until at most keep remain. */
+errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep);
+
+/* The walkers. src NULL for the archive walker: stdin. */
+errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest);
+errcode_t cp_archive_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest);
+errcode_t cp_devtab_apply(struct cp_ctx *c, const char *file);
+
+/* Device table lines (genext2fs format), parsed. */
+struct cp_devtab_entry {
+	char *path;			/* as written */
+	char type;			/* f d c b p s */
+	uint32_t mode;			/* permission bits (07777) */
+	uint32_t uid, gid;
+	uint32_t major, minor;		/* devices only */
+	uint32_t start, inc, count;	/* count 0: a single entry */
+	int has_count;
+};
+/* Parses one line; *skip set for blank and comment lines. line_no for the
+ * caller's message only. */
+errcode_t cp_devtab_parse_line(char *line, struct cp_devtab_entry *e,
+			       int *skip);
+
+/* Blocks and inodes a source tree (or file) needs in an image. */
+errcode_t cp_measure_tree(const char *src, unsigned blocksize,
+			  unsigned inode_size,
+			  struct e3_copyin_need *need);
+/* Indirect blocks needed to map data blocks [first, first+count). Call per
+ * data run, in increasing order, with the same state: shared indirect
+ * blocks are counted once. */
+struct cp_ind_state {
+	uint64_t last_ind, last_dind, last_tind;	/* +1; 0 none */
+};
+uint64_t cp_ind_blocks(unsigned blocksize, uint64_t first, uint64_t count,
+		       struct cp_ind_state *s);
+
+#endif

@@ -1,0 +1,391 @@
+/*
+ * copyin_archive.c: copying an archive (anything libarchive reads: tar,
+ * pax, cpio, zip; gzip, xz, zstd, bzip2 filters; stdin) into the image.
+ * Entries are made in archive order, which is deterministic for a given
+ * archive. The stream can only be read in order, so file data is written
+ * here by the scanner as it is decompressed; sparse entries arrive as
+ * blocks with offsets and their gaps stay holes.
+ *
+ * Safety: every path is cleaned (cp_path_clean); absolute paths and ".."
+ * are refused, and resolution inside the image refuses to pass through a
+ * symlink, so nothing lands outside the destination directory.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "copyin.h"
+
+/* Linux xattr ACL format (what e3_setxattr takes for system.posix_acl_*). */
+#define XACL_VERSION	2
+#define XACL_USER_OBJ	0x01
+#define XACL_USER	0x02
+#define XACL_GROUP_OBJ	0x04
+#define XACL_GROUP	0x08
+#define XACL_MASK	0x10
+#define XACL_OTHER	0x20
+#define XACL_UNDEF_ID	0xffffffffu
+
+struct xacl_entry {
+	uint16_t tag, perm;
+	uint32_t id;
+};
+
+static int xacl_cmp(const void *x, const void *y)
+{
+	const struct xacl_entry *a = x, *b = y;
+
+	if (a->tag != b->tag)
+		return a->tag < b->tag ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static uint16_t xacl_tag(int tag)
+{
+	switch (tag) {
+	case ARCHIVE_ENTRY_ACL_USER_OBJ: return XACL_USER_OBJ;
+	case ARCHIVE_ENTRY_ACL_USER: return XACL_USER;
+	case ARCHIVE_ENTRY_ACL_GROUP_OBJ: return XACL_GROUP_OBJ;
+	case ARCHIVE_ENTRY_ACL_GROUP: return XACL_GROUP;
+	case ARCHIVE_ENTRY_ACL_MASK: return XACL_MASK;
+	case ARCHIVE_ENTRY_ACL_OTHER: return XACL_OTHER;
+	default: return 0;
+	}
+}
+
+/* One POSIX ACL of the entry as a system.posix_acl_* value; nothing when
+ * the entry has none beyond its mode bits. */
+static errcode_t acl_xattr(struct archive_entry *e, int type, const char *name,
+			   struct cp_xattrs *x, int *mask)
+{
+	struct xacl_entry v[512];
+	unsigned char buf[4 + sizeof(v)];
+	int etype, perm, tag, id, n = 0, extended = 0;
+	const char *who;
+	size_t len;
+
+	if (archive_entry_acl_reset(e, type) <= 0)
+		return 0;
+	while (n < 512 && archive_entry_acl_next(e, type, &etype, &perm, &tag,
+						 &id, &who) == ARCHIVE_OK) {
+		uint16_t t = xacl_tag(tag);
+
+		if (!t || etype != type)
+			continue;
+		if (t == XACL_USER || t == XACL_GROUP || t == XACL_MASK)
+			extended = 1;
+		if (t == XACL_MASK && mask)
+			*mask = perm & 7;
+		v[n].tag = t;
+		v[n].perm = (uint16_t)(perm & 7);
+		v[n].id = (t == XACL_USER || t == XACL_GROUP) ? (uint32_t)id
+							    : XACL_UNDEF_ID;
+		n++;
+	}
+	if (n == 0 || (type == ARCHIVE_ENTRY_ACL_TYPE_ACCESS && !extended))
+		return 0;
+	qsort(v, n, sizeof(*v), xacl_cmp);
+	buf[0] = XACL_VERSION; buf[1] = buf[2] = buf[3] = 0;
+	len = 4;
+	for (int i = 0; i < n; i++) {
+		unsigned char *p = buf + len;
+
+		p[0] = v[i].tag & 0xff; p[1] = v[i].tag >> 8;
+		p[2] = v[i].perm & 0xff; p[3] = v[i].perm >> 8;
+		p[4] = v[i].id & 0xff; p[5] = (v[i].id >> 8) & 0xff;
+		p[6] = (v[i].id >> 16) & 0xff; p[7] = v[i].id >> 24;
+		len += 8;
+	}
+	return cp_xattrs_add(x, name, buf, len);
+}
+
+/* mask: the access ACL's mask, or -1. libarchive folds the ACL's
+ * GROUP_OBJ into the mode's group bits, where Linux keeps the mask. */
+static errcode_t entry_xattrs(struct archive_entry *e, struct cp_xattrs *x,
+			      int *mask)
+{
+	const char *name;
+	const void *value;
+	size_t size;
+	errcode_t err = 0;
+
+	cp_xattrs_clear(x);
+	archive_entry_xattr_reset(e);
+	while (!err && archive_entry_xattr_next(e, &name, &value, &size) ==
+	       ARCHIVE_OK)
+		err = cp_xattrs_add(x, name, value, size);
+	if (!err)
+		err = acl_xattr(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS,
+				"system.posix_acl_access", x, mask);
+	if (!err)
+		err = acl_xattr(e, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT,
+				"system.posix_acl_default", x, NULL);
+	return err;
+}
+
+static void entry_attr(struct archive_entry *e, struct e3_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->mode = archive_entry_mode(e);
+	a->uid = (uint32_t)archive_entry_uid(e);
+	a->gid = (uint32_t)archive_entry_gid(e);
+	a->mtime.tv_sec = archive_entry_mtime(e);
+	a->mtime.tv_nsec = archive_entry_mtime_nsec(e);
+	a->atime = a->mtime;
+	a->ctime = a->mtime;
+	if (archive_entry_atime_is_set(e)) {
+		a->atime.tv_sec = archive_entry_atime(e);
+		a->atime.tv_nsec = archive_entry_atime_nsec(e);
+	}
+	if (archive_entry_ctime_is_set(e)) {
+		a->ctime.tv_sec = archive_entry_ctime(e);
+		a->ctime.tv_nsec = archive_entry_ctime_nsec(e);
+	}
+}
+
+/* Looks a cleaned relative path up under dest without following
+ * symlinks on the way. */
+static errcode_t lookup_rel(struct cp_ctx *c, const char *rel, ext2_ino_t *ino)
+{
+	ext2_ino_t parent;
+	const char *leaf;
+	errcode_t err;
+
+	err = cp_resolve_parent(c, rel, &parent, &leaf);
+	if (!err)
+		err = e3_lookup(c->img, parent, leaf, ino);
+	return err;
+}
+
+static errcode_t write_data(struct archive *ar, e3_file_t *f, uint64_t size)
+{
+	const void *buf;
+	size_t len;
+	la_int64_t off;
+	errcode_t err;
+	int r;
+
+	while ((r = archive_read_data_block(ar, &buf, &len, &off)) == ARCHIVE_OK) {
+		if (len == 0)
+			continue;
+		err = e3_file_pwrite(f, buf, len, (uint64_t)off);
+		if (err)
+			return err;
+	}
+	if (r != ARCHIVE_EOF)
+		return archive_errno(ar) ? archive_errno(ar) : EIO;
+	return e3_file_set_size(f, size);
+}
+
+struct arc {
+	struct cp_ctx *c;
+	struct archive *ar;
+	struct cp_xattrs x;
+};
+
+static errcode_t make_regular(struct arc *s, struct archive_entry *e,
+			      ext2_ino_t parent, const char *leaf,
+			      const struct e3_attr *a, const char *path)
+{
+	uint64_t size = archive_entry_size_is_set(e) ?
+			(uint64_t)archive_entry_size(e) : E3_SIZE_UNKNOWN;
+	e3_file_t *f;
+	errcode_t err, err2;
+
+	err = e3_create(s->c->img, parent, leaf, a, size, &f);
+	if (err)
+		return err;
+	err = cp_set_xattrs(s->c, e3_file_ino(f), &s->x, path);
+	if (!err)
+		err = write_data(s->ar, f, size == E3_SIZE_UNKNOWN ? 0 : size);
+	err2 = e3_file_close(f);
+	if (!err)
+		err = err2;
+	if (!err)
+		cp_count_file(s->c, size == E3_SIZE_UNKNOWN ? 0 : size, path);
+	return err;
+}
+
+static errcode_t make_entry(struct arc *s, struct archive_entry *e,
+			    char *rel, const char *path)
+{
+	struct cp_ctx *c = s->c;
+	const char *leaf, *hl, *target;
+	ext2_ino_t parent, ino = 0, to;
+	struct e3_attr a;
+	char *hrel;
+	errcode_t err;
+
+	err = cp_resolve_parent(c, rel, &parent, &leaf);
+	if (err)
+		return err;
+	int mask = -1;
+
+	entry_attr(e, &a);
+	cp_map_attr(c, &a);
+	err = entry_xattrs(e, &s->x, &mask);
+	if (err)
+		return err;
+	if (mask >= 0)
+		a.mode = (a.mode & ~(uint32_t)070) | ((uint32_t)mask << 3);
+	if (archive_entry_filetype(e) == AE_IFDIR) {
+		err = cp_make_dir(c, parent, leaf, &a, path, &ino, NULL);
+		if (!err)
+			err = cp_set_xattrs(c, ino, &s->x, path);
+		if (!err)
+			cp_count_file(c, 0, path);
+		return err;
+	}
+	err = cp_prepare_name(c, parent, leaf, path);
+	if (err)
+		return err;
+	hl = archive_entry_hardlink(e);
+	if (hl) {
+		hrel = strdup(hl[0] == '/' ? "" : hl);
+		if (!hrel)
+			return ENOMEM;
+		err = hl[0] == '/' ? E3_PATH_ESCAPES : cp_path_clean(hrel);
+		if (!err)
+			err = lookup_rel(c, hrel, &to);
+		free(hrel);
+		/* the lookup may have moved the parent cache: resolve again */
+		if (!err)
+			err = cp_resolve_parent(c, rel, &parent, &leaf);
+		if (!err)
+			err = e3_link(c->img, parent, leaf, to);
+		if (!err)
+			cp_count_file(c, 0, path);
+		return err;
+	}
+	switch (archive_entry_filetype(e)) {
+	case AE_IFREG:
+		return make_regular(s, e, parent, leaf, &a, path);
+	case AE_IFLNK:
+		target = archive_entry_symlink(e);
+		err = e3_symlink(c->img, parent, leaf, target ? target : "",
+				 &a, &ino);
+		break;
+	case AE_IFCHR: case AE_IFBLK: case AE_IFIFO: case AE_IFSOCK:
+		err = e3_mknod(c->img, parent, leaf, &a, archive_entry_rdev(e),
+			       &ino);
+		break;
+	default:
+		return E3_BAD_FILE_TYPE;
+	}
+	if (!err)
+		err = cp_set_xattrs(c, ino, &s->x, path);
+	if (!err)
+		cp_count_file(c, 0, path);
+	return err;
+}
+
+static struct archive *open_archive(const char *src)
+{
+	struct archive *ar = archive_read_new();
+
+	if (!ar)
+		return NULL;
+	archive_read_support_filter_all(ar);
+	/* not format_all: its mtree reader takes any text file for an
+	 * archive, and a plain file must stay a plain file */
+	archive_read_support_format_tar(ar);
+	archive_read_support_format_cpio(ar);
+	archive_read_support_format_zip(ar);
+	archive_read_support_format_7zip(ar);
+	archive_read_support_format_iso9660(ar);
+	archive_read_support_format_xar(ar);
+	if (archive_read_open_filename(ar, src, 1 << 16) != ARCHIVE_OK) {
+		archive_read_free(ar);
+		return NULL;
+	}
+	return ar;
+}
+
+int cp_is_archive(const char *path)
+{
+	struct archive_entry *e;
+	struct archive *ar = open_archive(path);
+	int r;
+
+	if (!ar)
+		return 0;
+	r = archive_read_next_header(ar, &e);
+	archive_read_free(ar);
+	return r == ARCHIVE_OK || r == ARCHIVE_WARN || r == ARCHIVE_EOF;
+}
+
+/* One archive entry: refused paths are skipped with a message; entry
+ * problems are reported and counted; image problems stop the copy. */
+static errcode_t copy_one(struct arc *s, struct archive_entry *e)
+{
+	const char *name = archive_entry_pathname(e);
+	errcode_t err;
+	char *rel;
+
+	if (!name)
+		return 0;
+	if (name[0] == '/') {
+		cp_skip(s->c, name, E3_PATH_ESCAPES);
+		return 0;
+	}
+	rel = strdup(name);
+	if (!rel)
+		return ENOMEM;
+	err = cp_path_clean(rel);
+	if (err == E3_PATH_ESCAPES) {
+		cp_skip(s->c, name, err);
+		err = 0;
+	} else if (!err && rel[0] == '\0') {
+		/* "./" itself: the destination's own attributes */
+		struct e3_attr a;
+
+		entry_attr(e, &a);
+		cp_map_attr(s->c, &a);
+		a.mode = (a.mode & 07777) | 040000;
+		err = cp_defer_dirattr(s->c, s->c->dest, &a);
+	} else if (!err) {
+		err = make_entry(s, e, rel, name);
+		if (err == E3_SYMLINK_IN_PATH) {
+			cp_skip(s->c, name, err);
+			err = 0;
+		} else {
+			if (!err)
+				cp_event(s->c, E3_CP_FILE, name, 0);
+			err = cp_entry_result(s->c, name, err);
+		}
+	}
+	free(rel);
+	return err;
+}
+
+errcode_t cp_archive_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
+{
+	struct arc s = { .c = c };
+	struct archive_entry *e;
+	errcode_t err = 0;
+	int r;
+
+	(void)dest;
+	s.ar = open_archive(src);
+	if (!s.ar)
+		return src ? E3_SOURCE_TYPE : EIO;
+	while (!err) {
+		r = archive_read_next_header(s.ar, &e);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r == ARCHIVE_RETRY)
+			continue;
+		if (r == ARCHIVE_FATAL) {
+			err = archive_errno(s.ar) > 0 ? archive_errno(s.ar)
+						      : E3_SOURCE_TYPE;
+			break;
+		}
+		err = copy_one(&s, e);
+	}
+	archive_read_free(s.ar);
+	cp_xattrs_clear(&s.x);
+	free(s.x.v);
+	return err;
+}

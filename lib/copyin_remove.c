@@ -1,0 +1,104 @@
+/*
+ * copyin_remove.c: e3_remove, for e3cp --overwrite and device tables that
+ * replace entries. One atomic operation under fs_lock: the entry goes, the
+ * link count drops, and on the last link the blocks (data, indirect, EA)
+ * and the inode are freed. Freed blocks reach the allocator's deferred
+ * list through its libext2fs stats hook (reusable after the commit), and
+ * every block the inode owned is revoked, so a replay never writes an old
+ * metadata copy over a block that has since become file data.
+ */
+#include <errno.h>
+#include <string.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "image.h"
+#include "journal.h"
+
+static int revoke_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
+			blk64_t ref_blk, int ref_off, void *priv)
+{
+	struct e3_image *img = priv;
+
+	(void)fs; (void)cnt; (void)ref_blk; (void)ref_off;
+	if (img->journal && *blocknr)
+		e3_journal_revoke(img->journal, *blocknr);
+	return 0;
+}
+
+static errcode_t free_inode(struct e3_image *img, ext2_ino_t ino,
+			    struct ext2_inode *inode)
+{
+	ext2_filsys fs = img->fs;
+	blk64_t ea = ext2fs_file_acl_block(fs, inode);
+	__u32 refs = 0;
+	errcode_t err = 0;
+
+	if (ext2fs_inode_has_valid_blocks2(fs, inode)) {
+		err = ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY, NULL,
+					    revoke_block, img);
+		if (!err)
+			err = ext2fs_punch(fs, ino, inode, NULL, 0, ~0ULL);
+		if (err)
+			return err;
+	}
+	if (ea) {
+		err = ext2fs_adjust_ea_refcount3(fs, ea, NULL, -1, &refs, ino);
+		if (err)
+			return err;
+		if (refs == 0) {
+			if (img->journal)
+				e3_journal_revoke(img->journal, ea);
+			ext2fs_block_alloc_stats2(fs, ea, -1);
+		}
+		ext2fs_file_acl_block_set(fs, inode, 0);
+	}
+	inode->i_links_count = 0;
+	inode->i_dtime = fs->now ? (__u32)fs->now : (__u32)time(NULL);
+	err = ext2fs_write_inode(fs, ino, inode);
+	if (!err)
+		ext2fs_inode_alloc_stats2(fs, ino, -1, 0);
+	return err;
+}
+
+static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
+			       const char *name)
+{
+	ext2_filsys fs = img->fs;
+	struct ext2_inode inode;
+	ext2_ino_t ino;
+	errcode_t err;
+
+	err = ext2fs_lookup(fs, dir, name, (int)strlen(name), NULL, &ino);
+	if (err)
+		return err == EXT2_ET_FILE_NOT_FOUND ? E3_NOT_FOUND : err;
+	err = ext2fs_read_inode(fs, ino, &inode);
+	if (err)
+		return err;
+	if (LINUX_S_ISDIR(inode.i_mode))
+		return E3_IS_DIR;
+	err = ext2fs_unlink(fs, dir, name, ino, 0);
+	if (err)
+		return err;
+	if (inode.i_links_count > 1) {
+		inode.i_links_count--;
+		return ext2fs_write_inode(fs, ino, &inode);
+	}
+	return free_inode(img, ino, &inode);
+}
+
+errcode_t e3_remove(e3_image_t *img, ext2_ino_t dir, const char *name)
+{
+	errcode_t err, err2 = 0;
+
+	if (!img->fs || !(img->flags & E3_OPEN_WRITE))
+		return E3_IMAGE_READONLY;
+	if (!name || !*name || strchr(name, '/'))
+		return E3_BAD_NAME;
+	e3_fs_lock(img);
+	err = remove_locked(img, dir, name);
+	if (img->journal)
+		err2 = e3_journal_op_end(img->journal);
+	e3_fs_unlock(img);
+	return err ? err : err2;
+}

@@ -1,0 +1,581 @@
+/*
+ * copyin_tree.c: copying a directory tree (or one file) into the image.
+ * Directories are read whole, sorted bytewise and visited depth first
+ * through openat/fstatat (never chdir), so the image does not depend on
+ * readdir order or source inode numbers. Regular files are opened and
+ * created here, in that order, then queued: a worker copies their data
+ * region by region (SEEK_DATA/SEEK_HOLE), so holes stay holes.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include "copyin.h"
+
+/* ---- xattrs ---------------------------------------------------------------- */
+
+/* The namespaces ext3 stores; others (e.g. system.nfs4_acl) are left out. */
+static int wanted_xattr(const char *name)
+{
+	return strncmp(name, "user.", 5) == 0 ||
+	       strncmp(name, "trusted.", 8) == 0 ||
+	       strncmp(name, "security.", 9) == 0 ||
+	       strcmp(name, "system.posix_acl_access") == 0 ||
+	       strcmp(name, "system.posix_acl_default") == 0;
+}
+
+/* Reads every xattr of fd (fd >= 0) or of path (not followed). Names are
+ * sorted so the image does not depend on the source's listing order. */
+static errcode_t read_xattrs(int fd, const char *path, struct cp_xattrs *x)
+{
+	char *names = NULL, *val = NULL, **sorted = NULL;
+	ssize_t len, vlen;
+	size_t n = 0;
+	errcode_t err = 0;
+
+	len = fd >= 0 ? flistxattr(fd, NULL, 0) : llistxattr(path, NULL, 0);
+	if (len <= 0)
+		return (len < 0 && errno != ENOTSUP) ? errno : 0;
+	names = malloc(len + 1);
+	if (!names)
+		return ENOMEM;
+	len = fd >= 0 ? flistxattr(fd, names, len) : llistxattr(path, names, len);
+	if (len < 0) {
+		err = errno;
+		goto out;
+	}
+	sorted = malloc((len + 1) * sizeof(*sorted));
+	if (!sorted) {
+		err = ENOMEM;
+		goto out;
+	}
+	for (char *p = names; p < names + len; p += strlen(p) + 1)
+		if (wanted_xattr(p))
+			sorted[n++] = p;
+	qsort(sorted, n, sizeof(*sorted), cp_strcmp_ptr);
+	val = malloc(XATTR_SIZE_MAX);
+	if (!val) {
+		err = ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		vlen = fd >= 0 ? fgetxattr(fd, sorted[i], val, XATTR_SIZE_MAX)
+			       : lgetxattr(path, sorted[i], val, XATTR_SIZE_MAX);
+		if (vlen < 0) {
+			if (errno == ENODATA)
+				continue;	/* removed meanwhile */
+			err = errno;
+			break;
+		}
+		err = cp_xattrs_add(x, sorted[i], val, vlen);
+	}
+out:
+	free(val);
+	free(sorted);
+	free(names);
+	return err;
+}
+
+int cp_strcmp_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ---- file data (workers) --------------------------------------------------- */
+
+struct file_job {
+	struct cp_ctx *c;
+	e3_file_t *f;
+	int fd;
+	uint64_t size;
+	char *path;
+	/* ordered mode: the worker leaves the close to the scanner */
+	int done;			/* [c->order_lock] data written */
+	errcode_t err;			/* [c->order_lock] */
+	struct file_job *next;		/* scanner's FIFO */
+};
+
+/* Copies the data regions of fd into f. *src_err tells a source failure
+ * (reported, the copy goes on) from an image failure (fatal). */
+static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, char *buf,
+			      int *src_err)
+{
+	off_t off = 0, data, hole;
+	ssize_t n;
+	errcode_t err;
+
+	*src_err = 0;
+	while ((uint64_t)off < size) {
+		data = lseek(fd, off, SEEK_DATA);
+		if (data < 0) {
+			if (errno == ENXIO)
+				break;			/* a hole to the end */
+			data = off;			/* no SEEK_DATA here */
+			hole = (off_t)size;
+		} else {
+			hole = lseek(fd, data, SEEK_HOLE);
+			if (hole < 0)
+				hole = (off_t)size;
+		}
+		if ((uint64_t)hole > size)
+			hole = (off_t)size;
+		for (off = data; off < hole; off += n) {
+			size_t want = (size_t)(hole - off);
+
+			if (want > CP_BUF_SIZE)
+				want = CP_BUF_SIZE;
+			n = pread(fd, buf, want, off);
+			if (n <= 0) {
+				*src_err = 1;
+				return n < 0 ? errno : EIO; /* shrank under us */
+			}
+			err = e3_file_pwrite(f, buf, (size_t)n, (uint64_t)off);
+			if (err)
+				return err;
+		}
+		if ((uint64_t)data >= size)
+			break;
+	}
+	return e3_file_set_size(f, size);
+}
+
+/* The end of a file: closed, counted, freed. err: how the copy went. */
+static errcode_t file_job_finish(struct file_job *j, errcode_t err,
+				 int src_err)
+{
+	struct cp_ctx *c = j->c;
+	errcode_t err2;
+
+	err2 = e3_file_close(j->f);
+	close(j->fd);
+	if (err && src_err) {
+		cp_error(c, j->path, err);	/* the entry stays, short */
+		err = 0;
+	}
+	if (!err)
+		err = err2;
+	if (!err)
+		cp_count_file(c, j->size, j->path);
+	free(j->path);
+	free(j);
+	return err;
+}
+
+static errcode_t file_job_run(void *arg, unsigned worker)
+{
+	struct file_job *j = arg;
+	struct cp_ctx *c = j->c;
+	int src_err;
+	errcode_t err;
+
+	err = copy_regions(j->fd, j->f, j->size, c->bufs[worker], &src_err);
+	if (!c->ordered)
+		return file_job_finish(j, err, src_err);
+	if (err && !src_err)
+		src_err = -1;		/* image error: fatal at close */
+	pthread_mutex_lock(&c->order_lock);
+	j->err = err;
+	j->done = src_err ? src_err : 1;
+	pthread_cond_broadcast(&c->order_cond);
+	pthread_mutex_unlock(&c->order_lock);
+	return 0;
+}
+
+/* Ordered mode (reproducible images): files are closed by the scanner in
+ * creation order, at most CP_ORDER_LAG behind the newest, so the set of
+ * live reservation windows at every placement decision — and with it the
+ * whole layout — does not depend on which worker finished first. */
+errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep)
+{
+	struct file_job *j;
+	errcode_t err = 0, e;
+	int done;
+
+	while (!err && c->order_len > keep) {
+		j = c->order_head;
+		pthread_mutex_lock(&c->order_lock);
+		while (!j->done)
+			pthread_cond_wait(&c->order_cond, &c->order_lock);
+		done = j->done;
+		e = j->err;
+		pthread_mutex_unlock(&c->order_lock);
+		c->order_head = j->next;
+		if (!c->order_head)
+			c->order_tail = NULL;
+		c->order_len--;
+		err = file_job_finish(j, e, done == 1 ? 0 : done > 0);
+	}
+	return err;
+}
+
+static errcode_t queue_job(struct cp_ctx *c, struct file_job *j)
+{
+	errcode_t err;
+
+	if (c->ordered) {
+		if (c->order_tail)
+			c->order_tail->next = j;
+		else
+			c->order_head = j;
+		c->order_tail = j;
+		c->order_len++;
+	}
+	err = e3_workq_add(c->wq, file_job_run, j);
+	if (!err && c->ordered)
+		err = cp_close_oldest(c, c->order_lag);
+	return err;
+}
+
+/* ---- entries ------------------------------------------------------------------ */
+
+struct walk {
+	struct cp_ctx *c;
+	struct cp_xattrs x;
+	char *target;			/* readlink buffer */
+};
+
+static char *join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+	char *p = malloc(a + b + 2);
+
+	if (p) {
+		memcpy(p, dir, a);
+		p[a] = '/';
+		memcpy(p + a + 1, name, b + 1);
+	}
+	return p;
+}
+
+static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
+			  const char *path, int fresh);
+
+/* In a directory this run created, sorted unique names cannot exist
+ * yet: the lookup (a scan of the whole directory) is skipped. */
+static errcode_t prepare(struct cp_ctx *c, ext2_ino_t parent, const char *name,
+			 const char *path, int fresh)
+{
+	return fresh ? 0 : cp_prepare_name(c, parent, name, path);
+}
+
+/* The bytes the file will hold: its size, or for a sparse file the bytes
+ * it has on disk, so that its window (and the run the loader claims
+ * ahead) covers its data and not its holes. */
+static uint64_t size_hint(const struct stat *st)
+{
+	uint64_t on_disk = (uint64_t)st->st_blocks * 512;
+
+	return on_disk < (uint64_t)st->st_size ? on_disk : (uint64_t)st->st_size;
+}
+
+static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
+			      const struct stat *st, const struct e3_attr *a,
+			      ext2_ino_t parent, const char *path,
+			      ext2_ino_t *ino, int fresh)
+{
+	struct cp_ctx *c = w->c;
+	struct file_job *j;
+	e3_file_t *f;
+	errcode_t err;
+	int fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		cp_skip(c, path, errno);
+		return 0;
+	}
+	err = read_xattrs(fd, path, &w->x);
+	if (!err)
+		err = prepare(c, parent, name, path, fresh);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	err = e3_create(c->img, parent, name, a, size_hint(st), &f);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*ino = e3_file_ino(f);
+	err = cp_set_xattrs(c, *ino, &w->x, path);
+	j = err ? NULL : malloc(sizeof(*j));
+	if (!j) {
+		e3_file_close(f);
+		close(fd);
+		return err ? err : ENOMEM;
+	}
+	*j = (struct file_job){ .c = c, .f = f, .fd = fd,
+				.size = (uint64_t)st->st_size,
+				.path = strdup(path) };
+	return queue_job(c, j);
+}
+
+static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
+			    const struct stat *st, const struct e3_attr *a,
+			    ext2_ino_t parent, const char *path,
+			    ext2_ino_t *ino, int fresh)
+{
+	struct cp_ctx *c = w->c;
+	ssize_t n;
+	errcode_t err;
+
+	err = read_xattrs(-1, path, &w->x);
+	if (err == ENAMETOOLONG)
+		err = 0;	/* too deep for l*xattr: copy without them */
+	if (!err)
+		err = prepare(c, parent, name, path, fresh);
+	if (err)
+		return err;
+	if (S_ISLNK(st->st_mode)) {
+		n = readlinkat(dirfd, name, w->target, PATH_MAX);
+		if (n < 0) {
+			cp_skip(c, path, errno);
+			return 0;
+		}
+		w->target[n] = '\0';
+		err = e3_symlink(c->img, parent, name, w->target, a, ino);
+	} else {
+		err = e3_mknod(c->img, parent, name, a, st->st_rdev, ino);
+	}
+	if (!err)
+		err = cp_set_xattrs(c, *ino, &w->x, path);
+	if (!err)
+		cp_count_file(c, 0, path);
+	return err;
+}
+
+/* One directory entry of the source. Entry-level problems are reported
+ * and the walk goes on; image problems stop it. */
+static errcode_t copy_entry(struct walk *w, int dirfd, const char *name,
+			    ext2_ino_t parent, const char *path, int fresh)
+{
+	int created = 0;
+	struct cp_ctx *c = w->c;
+	ext2_ino_t ino = 0, linked;
+	struct e3_attr a;
+	struct stat st;
+	errcode_t err;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		cp_skip(c, path, errno);
+		return 0;
+	}
+	cp_attr_from_stat(&a, &st);
+	cp_map_attr(c, &a);
+	cp_xattrs_clear(&w->x);
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
+	    (linked = cp_linkmap_get(c->links, st.st_dev, st.st_ino))) {
+		err = prepare(c, parent, name, path, fresh);
+		if (!err)
+			err = e3_link(c->img, parent, name, linked);
+		if (!err)
+			cp_count_file(c, 0, path);
+		goto out;
+	}
+	switch (st.st_mode & S_IFMT) {
+	case S_IFDIR:
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			    O_CLOEXEC);
+		if (fd < 0) {
+			cp_skip(c, path, errno);
+			return 0;
+		}
+		err = read_xattrs(fd, path, &w->x);
+		if (!err)
+			err = cp_make_dir(c, parent, name, &a, path, &ino,
+					  &created);
+		if (!err)
+			err = cp_set_xattrs(c, ino, &w->x, path);
+		if (!err) {
+			cp_count_file(c, 0, path);
+			err = walk_dir(w, fd, ino, path, created);
+		}
+		close(fd);
+		goto out;
+	case S_IFREG:
+		err = copy_regular(w, dirfd, name, &st, &a, parent, path, &ino,
+				   fresh);
+		break;
+	case S_IFLNK: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+		err = copy_other(w, dirfd, name, &st, &a, parent, path, &ino,
+				 fresh);
+		break;
+	default:
+		cp_skip(c, path, E3_BAD_FILE_TYPE);
+		return 0;
+	}
+	if (!err && ino && st.st_nlink > 1)
+		err = cp_linkmap_put(c->links, st.st_dev, st.st_ino, ino);
+out:
+	if (!err)
+		cp_event(c, E3_CP_FILE, path, 0);
+	return cp_entry_result(c, path, err);
+}
+
+/* Which errors stop the copy: the image's (full, I/O, corrupt). What is
+ * wrong with one entry is reported and counted. */
+errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case E3_NAME_EXISTS: case E3_IS_DIR: case E3_NOT_DIR:
+	case E3_SYMLINK_IN_PATH: case E3_NAME_TOO_LONG: case E3_BAD_NAME:
+	case E3_LINK_LIMIT: case E3_XATTR_TOO_BIG: case E3_BAD_XATTR_NAME:
+	case E3_BAD_ACL: case E3_FILE_TOO_BIG: case E3_PATH_ESCAPES:
+	case E3_BAD_FILE_TYPE: case E3_NOT_EMPTY:
+		cp_error(c, path, err);
+		return 0;
+	default:
+		cp_event(c, E3_CP_ERROR, path, err);
+		return err;
+	}
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* The names in a directory, sorted bytewise. */
+static errcode_t list_dir(int fd, char ***ret, size_t *count)
+{
+	char **names = NULL, **nn;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+	int dfd;
+
+	dfd = dup(fd);
+	if (dfd < 0)
+		return errno;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return errno;
+	}
+	rewinddir(d);
+	while ((errno = 0, de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nn = realloc(names, cap * sizeof(*names));
+			if (!nn)
+				goto nomem;
+			names = nn;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			goto nomem;
+		n++;
+	}
+	if (errno) {
+		int e = errno;
+
+		closedir(d);
+		free_names(names, n);
+		return e;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cp_strcmp_ptr);
+	*ret = names;
+	*count = n;
+	return 0;
+nomem:
+	closedir(d);
+	free_names(names, n);
+	return ENOMEM;
+}
+
+static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
+			  const char *path, int fresh)
+{
+	char **names = NULL, *sub;
+	size_t n = 0;
+	errcode_t err;
+
+	err = list_dir(dirfd, &names, &n);
+	if (err) {
+		cp_skip(w->c, path, err);
+		return 0;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		sub = join(path, names[i]);
+		if (!sub) {
+			err = ENOMEM;
+			break;
+		}
+		err = copy_entry(w, dirfd, names[i], dino, sub, fresh);
+		free(sub);
+	}
+	free_names(names, n);
+	return err;
+}
+
+/* A directory source: its contents go into dest, and its own attributes
+ * onto dest (as cp -a SRC/. DEST). Anything else: the entry itself. */
+errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
+{
+	struct walk w = { .c = c };
+	struct e3_attr a;
+	struct stat st;
+	errcode_t err;
+	int fd;
+
+	w.target = malloc(PATH_MAX + 1);
+	if (!w.target)
+		return ENOMEM;
+	/* a symlink named on the command line is followed */
+	err = stat(src, &st) < 0 ? errno : 0;
+	if (err)
+		goto out;
+	if (S_ISDIR(st.st_mode)) {
+		fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			err = errno;
+			goto out;
+		}
+		cp_attr_from_stat(&a, &st);
+		cp_map_attr(c, &a);
+		err = read_xattrs(fd, src, &w.x);
+		if (!err)
+			err = cp_set_xattrs(c, dest, &w.x, src);
+		if (!err)
+			err = cp_defer_dirattr(c, dest, &a);
+		if (!err)
+			err = walk_dir(&w, fd, dest, src, 0);
+		close(fd);
+	} else {
+		char *dup1 = strdup(src), *dup2 = strdup(src);
+		char *dir, *base;
+
+		if (!dup1 || !dup2) {
+			err = ENOMEM;
+		} else {
+			dir = dirname(dup1);
+			base = basename(dup2);
+			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			err = fd < 0 ? errno : copy_entry(&w, fd, base, dest, src, 0);
+			if (fd >= 0)
+				close(fd);
+		}
+		free(dup1);
+		free(dup2);
+	}
+out:
+	cp_xattrs_clear(&w.x);
+	free(w.x.v);
+	free(w.target);
+	return err;
+}

@@ -1,0 +1,324 @@
+/*
+ * e3cp: copy directory trees, files and archives into an ext3 image.
+ *     e3cp [options] SRC... IMAGE[:/dest/dir]
+ * The work is lib/copyin's (e3_copyin_run); this file parses options,
+ * shows progress and turns the outcome into messages and an exit status:
+ * 0 all copied, 1 some entries skipped (each reported), 2 errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+struct cp_args {
+	struct e3_copyin_opts o;
+	struct e3_open_opts open;
+	const char **srcs;
+	size_t nsrcs;
+	const char *image;
+	char *image_buf;
+	struct e3_idmap *uid_map, *gid_map;
+	size_t n_uid, n_gid;
+	int verbose, quiet, progress, reproducible;
+	double t0;
+	int bar_shown;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: %s [options] SRC... IMAGE[:/dest/dir]\n"
+"  SRC: a directory (its contents), a file, an archive (tar, pax, cpio, zip;\n"
+"       gzip, xz, zstd, bzip2), or - for an archive on stdin\n"
+"  --owner UID:GID      owner of everything copied\n"
+"  --uid-map FROM:TO    map a source uid (repeatable); --gid-map likewise\n"
+"  -D, --devtab FILE    genext2fs device table applied after the sources\n"
+"  --overwrite          replace existing entries (not directories)\n"
+"  -j, --jobs N         worker threads (default: number of CPUs)\n"
+"  --progress, --quiet  progress bar on/off (default: on a terminal)\n"
+"  -v, --verbose        list each entry\n"
+"  --reproducible       same image for the same input (also implied by\n"
+"                       SOURCE_DATE_EPOCH, which clamps every timestamp)\n"
+"  --alloc=MODE         rbtree (default), list or none\n",
+		tool_name());
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void show_bar(struct cp_args *a, const struct e3_copyin_stats *st)
+{
+	double t = now() - a->t0, rate = t > 0 ? st->bytes / t : 0;
+	char eta[32] = "";
+
+	if (st->total_bytes && rate > 0 && st->bytes <= st->total_bytes)
+		snprintf(eta, sizeof(eta), " ETA %.0fs",
+			 (st->total_bytes - st->bytes) / rate);
+	fprintf(stderr, "\r%" PRIu64 " files, %.1f MiB, %.1f MiB/s%s   ",
+		st->files, st->bytes / 1048576.0, rate / 1048576.0, eta);
+	a->bar_shown = 1;
+}
+
+static void on_event(void *ctx, enum e3_copyin_event ev, const char *path,
+		     errcode_t err, const struct e3_copyin_stats *st)
+{
+	struct cp_args *a = ctx;
+
+	switch (ev) {
+	case E3_CP_FILE:
+		if (a->verbose)
+			printf("%s\n", path);
+		break;
+	case E3_CP_SKIP:
+		if (a->bar_shown)
+			fputc('\n', stderr), a->bar_shown = 0;
+		tool_error(path, err, "skipped");
+		break;
+	case E3_CP_ERROR:
+		if (a->bar_shown)
+			fputc('\n', stderr), a->bar_shown = 0;
+		tool_error(path, err, NULL);
+		break;
+	case E3_CP_PROGRESS:
+		if (a->progress)
+			show_bar(a, st);
+		break;
+	}
+}
+
+static int parse_pair(const char *s, uint32_t *x, uint32_t *y)
+{
+	char *colon = strchr(s, ':');
+	uint64_t a, b;
+
+	if (!colon)
+		return -1;
+	*colon = '\0';
+	if (parse_uint(s, 0, UINT32_MAX, &a) || parse_uint(colon + 1, 0, UINT32_MAX, &b)) {
+		*colon = ':';
+		return -1;
+	}
+	*colon = ':';
+	*x = (uint32_t)a;
+	*y = (uint32_t)b;
+	return 0;
+}
+
+static int add_map(struct e3_idmap **m, size_t *n, const char *s)
+{
+	struct e3_idmap *nm = realloc(*m, (*n + 1) * sizeof(**m));
+
+	if (!nm)
+		return -1;
+	*m = nm;
+	return parse_pair(s, &nm[*n].from, &nm[*n].to) ? -1 : ((*n)++, 0);
+}
+
+enum { OPT_OWNER = 256, OPT_UIDMAP, OPT_GIDMAP, OPT_OVERWRITE, OPT_PROGRESS,
+       OPT_QUIET, OPT_REPRO, OPT_ALLOC };
+
+static const struct option long_opts[] = {
+	{ "owner", required_argument, NULL, OPT_OWNER },
+	{ "uid-map", required_argument, NULL, OPT_UIDMAP },
+	{ "gid-map", required_argument, NULL, OPT_GIDMAP },
+	{ "devtab", required_argument, NULL, 'D' },
+	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "reproducible", no_argument, NULL, OPT_REPRO },
+	{ "alloc", required_argument, NULL, OPT_ALLOC },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_opt(struct cp_args *a, int c, const char *arg)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_OWNER:
+		a->o.set_owner = 1;
+		if (parse_pair(optarg, &a->o.owner_uid, &a->o.owner_gid) == 0)
+			return 0;
+		tool_usage_error("bad --owner '%s' (UID:GID)", arg);
+		return -1;
+	case OPT_UIDMAP: case OPT_GIDMAP:
+		if (c == OPT_UIDMAP ? add_map(&a->uid_map, &a->n_uid, optarg) == 0
+				    : add_map(&a->gid_map, &a->n_gid, optarg) == 0)
+			return 0;
+		tool_usage_error("bad map '%s' (FROM:TO)", arg);
+		return -1;
+	case 'D': a->o.devtab = arg; return 0;
+	case OPT_OVERWRITE: a->o.overwrite = 1; return 0;
+	case 'j':
+		if (parse_uint(arg, 1, 1024, &v) == 0) {
+			a->o.threads = (unsigned)v;
+			return 0;
+		}
+		tool_usage_error("bad -j '%s' (1..1024)", arg);
+		return -1;
+	case OPT_PROGRESS: a->progress = 1; return 0;
+	case OPT_QUIET: a->quiet = 1; return 0;
+	case 'v': a->verbose = 1; return 0;
+	case OPT_REPRO: a->reproducible = 1; return 0;
+	case OPT_ALLOC:
+		if (e3_alloc_mode_parse(arg, &a->open.alloc) == 0)
+			return 0;
+		tool_usage_error("unknown --alloc '%s' (rbtree, list or none)", arg);
+		return -1;
+	case 'h': usage(stdout); exit(0);
+	default: usage(stderr); return -1;
+	}
+}
+
+/* IMAGE[:/dest]: split at ":/" unless the whole argument names a file. */
+static void split_image(struct cp_args *a, const char *arg)
+{
+	struct stat st;
+	char *sep;
+
+	a->image_buf = strdup(arg);
+	a->image = a->image_buf;
+	a->o.dest = "/";
+	if (!a->image_buf || stat(arg, &st) == 0)
+		return;
+	sep = strstr(a->image_buf, ":/");
+	if (sep) {
+		*sep = '\0';
+		a->o.dest = sep + 1;
+	}
+}
+
+/* SOURCE_DATE_EPOCH clamps times; --reproducible alone fixes the image
+ * clock at 0 (for the times the library itself stamps) but keeps the
+ * sources' times. */
+static int setup_time(struct cp_args *a)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	uint64_t v;
+
+	a->o.clamp_time = -1;
+	if (s && *s) {
+		if (parse_uint(s, 0, INT64_MAX, &v)) {
+			tool_usage_error("bad SOURCE_DATE_EPOCH '%s'", s);
+			return -1;
+		}
+		a->o.clamp_time = (int64_t)v;
+		a->reproducible = 1;
+	} else if (a->reproducible) {
+		setenv("SOURCE_DATE_EPOCH", "0", 1);
+	}
+	return 0;
+}
+
+static int parse_args(struct cp_args *a, int argc, char **argv)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int c;
+
+	a->o.threads = ncpu > 0 ? (unsigned)ncpu : 1;
+	while ((c = getopt_long(argc, argv, "D:j:vh", long_opts, NULL)) != -1)
+		if (parse_opt(a, c, optarg))
+			return -1;
+	if (argc - optind < 2) {
+		tool_usage_error("need at least one SRC and an IMAGE");
+		return -1;
+	}
+	a->srcs = (const char **)argv + optind;
+	a->nsrcs = (size_t)(argc - optind - 1);
+	split_image(a, argv[argc - 1]);
+	if (!a->image_buf)
+		return -1;
+	if (!a->quiet && (a->progress || isatty(2)))
+		a->progress = 1;
+	else
+		a->progress = 0;
+	a->o.uid_map = a->uid_map;
+	a->o.n_uid_map = a->n_uid;
+	a->o.gid_map = a->gid_map;
+	a->o.n_gid_map = a->n_gid;
+	a->o.check_space = 1;
+	a->o.event = on_event;
+	a->o.event_ctx = a;
+	a->open.flags = E3_OPEN_WRITE;
+	if (setup_time(a))
+		return -1;
+	a->o.reproducible = a->reproducible;
+	if (a->reproducible)	/* commits at fixed points, not on a timer */
+		a->open.commit_interval = 1000000;
+	return 0;
+}
+
+static int run(struct cp_args *a)
+{
+	struct e3_copyin_stats st = { 0 };
+	uint64_t more = 0, free_now = 0;
+	e3_image_t *img;
+	errcode_t err, err2;
+
+	err = e3_image_open(a->image, &a->open, &img);
+	if (err) {
+		tool_error(a->image, err, NULL);
+		return 2;
+	}
+	if (e3_image_open_report(img)->replayed && !a->quiet)
+		fprintf(stderr, "%s: %s: journal replayed (%u transactions)\n",
+			tool_name(), a->image,
+			e3_image_open_report(img)->transactions);
+	a->t0 = now();
+	err = e3_copyin_run(img, a->srcs, a->nsrcs, &a->o, &st, &more,
+			    &free_now);
+	if (a->bar_shown)
+		fputc('\n', stderr);
+	if (err == E3_NO_SPACE_KNOWN) {
+		/* refused before anything was written: leave it untouched */
+		e3_image_abort(img);
+		tool_error(a->image, 0, "image full: need %" PRIu64
+			   " more blocks (%" PRIu64 " free)", more, free_now);
+		return 2;
+	}
+	err2 = e3_image_close(img);
+	if (err) {
+		tool_error(a->image, err, NULL);
+		return 2;
+	}
+	if (err2) {
+		tool_error(a->image, err2, NULL);
+		return 2;
+	}
+	if (st.errors)
+		return 2;
+	return st.skipped ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cp_args a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	tool_init(argv[0]);
+	if (parse_args(&a, argc, argv)) {
+		free(a.image_buf);
+		return 2;
+	}
+	rc = run(&a);
+	free(a.uid_map);
+	free(a.gid_map);
+	free(a.image_buf);
+	return rc;
+}

@@ -1,0 +1,528 @@
+/*
+ * e3mkfs.c: make an ext3 filesystem in an image file (or on a device) with
+ * the geometry `mke2fs -t ext3` would give it. A thin CLI over the mkfs
+ * pipeline in lib/e3_mkfs.h: parse options into one struct, validate,
+ * compute the geometry, print it (-n stops here), apply.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uuid/uuid.h>
+
+#include "util.h"
+
+/* configure.ac's AC_INIT version */
+#define E3IMG_VERSION "0.1.0"
+
+/* Everything one run needs; filled by parse_args, read by the rest. */
+struct mkfs_opts {
+	struct e3_mkfs_params params;
+	const char *image;
+	const char *size_arg;
+	int force, quiet, dry_run, version, help;
+	/* The first bad option, reported once IMAGE is known. */
+	errcode_t err;
+	char err_detail[160];
+	/* -d SRC (repeatable): filled through e3cp's engine after apply;
+	 * SIZE "auto" or "auto+N%" sizes the image from the sources */
+	const char **srcs;
+	size_t nsrcs;
+	int auto_size;
+	unsigned slack;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: e3mkfs [options] [-d SRC]... IMAGE [SIZE|auto|auto+N%%]\n"
+"Make an ext3 filesystem in IMAGE (a sparse file, created if missing, or a\n"
+"block device) with the geometry mke2fs -t ext3 gives it. SIZE takes K, M,\n"
+"G or T (powers of 1024); without SIZE, IMAGE's current size is used.\n"
+"\n"
+"  -b SIZE        block size: 1024, 2048 or 4096 (default: by size)\n"
+"  -I SIZE        inode size: 128 or 256 (default 256)\n"
+"  -i BYTES       bytes per inode (default: by size, as mke2fs.conf)\n"
+"  -N COUNT       number of inodes (overrides -i)\n"
+"  -m PERCENT     blocks reserved for root (default 5)\n"
+"  -g BLOCKS      blocks per group (multiple of 8, 256..8*block size)\n"
+"  -L LABEL       volume label (at most 16 bytes)\n"
+"  -U UUID        random, time, clear, or a UUID\n"
+"  -J size=MiB    journal size (default: from the filesystem size)\n"
+"  -E OPTS        hash_seed=UUID, root_owner[=UID:GID]\n"
+"  -O FEATURES    switch ext3 features on (name) or off (^name):\n"
+"                 has_journal ext_attr resize_inode dir_index filetype\n"
+"                 sparse_super large_file\n"
+"  -d SRC         fill the image from SRC (tree, file or archive; repeatable)\n"
+"                 through e3cp's engine; SIZE auto[+N%%] fits it to the input\n"
+"  -n             print the geometry, write nothing\n"
+"  -q             quiet\n"
+"  -F             overwrite a non-empty IMAGE\n"
+"  -V             print the version\n"
+"  --help         this text\n"
+"\n"
+"With SOURCE_DATE_EPOCH set, all times are that epoch and the UUID and hash\n"
+"seed are derived from it and the label: the same command gives the same\n"
+"bytes.\n");
+}
+
+/* Keeps the first error only: one run reports one reason. */
+static void opt_error(struct mkfs_opts *o, errcode_t err, const char *fmt,
+		      const char *arg)
+{
+	if (o->err)
+		return;
+	o->err = err;
+	snprintf(o->err_detail, sizeof(o->err_detail), fmt, arg);
+}
+
+static void parse_journal(struct mkfs_opts *o, const char *arg)
+{
+	uint64_t v;
+
+	if (strncmp(arg, "size=", 5) != 0 ||
+	    parse_uint(arg + 5, 1, 10240000, &v))
+		opt_error(o, E3_BAD_OPTION, "-J %s: only size=MiB is supported",
+			  arg);
+	else
+		o->params.journal_mib = (unsigned)v;
+}
+
+static void parse_root_owner(struct mkfs_opts *o, const char *val)
+{
+	struct e3_mkfs_params *p = &o->params;
+	char *end;
+	unsigned long uid, gid;
+
+	if (!val) {
+		p->root_uid = getuid();
+		p->root_gid = getgid();
+		return;
+	}
+	errno = 0;
+	uid = strtoul(val, &end, 10);
+	if (end == val || *end != ':' || errno || uid > UINT32_MAX)
+		goto bad;
+	val = end + 1;
+	gid = strtoul(val, &end, 10);
+	if (end == val || *end || errno || gid > UINT32_MAX)
+		goto bad;
+	p->root_uid = (uint32_t)uid;
+	p->root_gid = (uint32_t)gid;
+	return;
+bad:
+	opt_error(o, E3_BAD_OPTION, "-E root_owner=%s: want UID:GID", val);
+}
+
+static void parse_extended(struct mkfs_opts *o, const char *arg)
+{
+	char *buf = strdup(arg), *tok, *save = NULL;
+
+	if (!buf) {
+		opt_error(o, ENOMEM, "-E %s", arg);
+		return;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *val = strchr(tok, '=');
+
+		if (val)
+			*val++ = '\0';
+		if (!strcmp(tok, "hash_seed")) {
+			if (!val || uuid_parse(val, o->params.hash_seed))
+				opt_error(o, E3_BAD_OPTION,
+					  "-E hash_seed=%s: not a UUID",
+					  val ? val : "");
+			else
+				o->params.hash_seed_given = 1;
+		} else if (!strcmp(tok, "root_owner")) {
+			parse_root_owner(o, val);
+		} else {
+			opt_error(o, E3_BAD_OPTION,
+				  "-E %s: unknown extended option (hash_seed, root_owner)",
+				  tok);
+		}
+	}
+	free(buf);
+}
+
+static void parse_number(struct mkfs_opts *o, char opt, const char *arg,
+			 uint64_t min, uint64_t max, errcode_t bad,
+			 uint64_t *out)
+{
+	char what[8];
+
+	snprintf(what, sizeof(what), "-%c %%s", opt);
+	if (parse_uint(arg, min, max, out))
+		opt_error(o, bad, what, arg);
+}
+
+static void parse_option(struct mkfs_opts *o, int c, const char *arg)
+{
+	struct e3_mkfs_params *p = &o->params;
+	uint64_t v = 0;
+	char *end;
+
+	switch (c) {
+	case 'b':
+		parse_number(o, 'b', arg, 1024, 4096, E3_BAD_BLOCK_SIZE, &v);
+		p->block_size = (unsigned)v;
+		break;
+	case 'I':
+		parse_number(o, 'I', arg, 128, 256, E3_BAD_INODE_SIZE, &v);
+		p->inode_size = (unsigned)v;
+		break;
+	case 'i':
+		if (parse_size(arg, &v) || v < EXT2_MIN_BLOCK_SIZE ||
+		    v > EXT2_MAX_BLOCK_SIZE * 1024ULL)
+			opt_error(o, E3_BAD_OPTION,
+				  "-i %s: bytes per inode must be 1024..65536K", arg);
+		p->inode_ratio = v;
+		break;
+	case 'N':
+		parse_number(o, 'N', arg, 1, UINT32_MAX, E3_BAD_INODE_COUNT, &v);
+		p->inode_count = v;
+		break;
+	case 'm':
+		errno = 0;
+		p->reserved_percent = strtod(arg, &end);
+		if (!*arg || *end || errno || !(p->reserved_percent >= 0 &&
+						p->reserved_percent <= 50))
+			opt_error(o, E3_BAD_OPTION,
+				  "-m %s: reserved percent must be 0..50", arg);
+		break;
+	case 'g':
+		parse_number(o, 'g', arg, 256, 32768, E3_BAD_OPTION, &v);
+		if (v % 8)
+			opt_error(o, E3_BAD_OPTION,
+				  "-g %s: blocks per group must be a multiple of 8", arg);
+		p->blocks_per_group = (unsigned)v;
+		break;
+	case 'L':
+		if (strlen(arg) > EXT2_LABEL_LEN)
+			opt_error(o, E3_BAD_OPTION,
+				  "-L %s: label longer than 16 bytes", arg);
+		else
+			strcpy(p->label, arg);
+		break;
+	case 'U':
+		if (e3_mkfs_parse_uuid(arg, p))
+			opt_error(o, E3_BAD_OPTION,
+				  "-U %s: want random, time, clear or a UUID", arg);
+		break;
+	case 'J': parse_journal(o, arg); break;
+	case 'E': parse_extended(o, arg); break;
+	case 'O': {
+		errcode_t err = e3_mkfs_edit_features(p, arg);
+
+		if (err == E3_EXT4_FEATURE)
+			opt_error(o, err, "feature '%s' is ext4-only; ext3 cannot have it",
+				  p->bad_feature);
+		else if (err)
+			opt_error(o, err, "-O %s", p->bad_feature);
+		break;
+	}
+	case 'd': {
+		const char **n = realloc(o->srcs, (o->nsrcs + 1) * sizeof(*n));
+
+		if (!n)
+			opt_error(o, ENOMEM, "-d %s", arg);
+		else
+			(o->srcs = n)[o->nsrcs++] = arg;
+		break;
+	}
+	case 'n': o->dry_run = 1; break;
+	case 'q': o->quiet = 1; break;
+	case 'F': o->force = 1; break;
+	case 'V': o->version = 1; break;
+	case 'h': o->help = 1; break;
+	}
+}
+
+/* Returns 0, or 2 for a usage error already reported. */
+static int parse_args(int argc, char **argv, struct mkfs_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	e3_mkfs_params_init(&o->params);
+	while ((c = getopt_long(argc, argv, "b:d:E:Fg:hi:I:J:L:m:nN:O:qU:V",
+				longopts, NULL)) != -1) {
+		if (c == '?') {
+			tool_usage_error("bad command line");
+			return 2;
+		}
+		parse_option(o, c, optarg);
+	}
+	if (o->help || o->version)
+		return 0;
+	if (optind >= argc) {
+		tool_usage_error("no IMAGE given");
+		return 2;
+	}
+	o->image = argv[optind++];
+	if (optind < argc)
+		o->size_arg = argv[optind++];
+	if (optind < argc) {
+		tool_usage_error("unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+static void human_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (u < 3 && bytes >= 1024 && bytes % 1024 == 0) {
+		bytes /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%" PRIu64, bytes);
+	else
+		snprintf(buf, len, "%" PRIu64 "%c", bytes, units[u]);
+}
+
+/* The validation failures that deserve more than the code's text. */
+static void report_compute_error(const struct mkfs_opts *o, errcode_t err)
+{
+	const struct e3_mkfs_params *p = &o->params;
+	char have[32], min[32];
+
+	switch (err) {
+	case E3_TOO_SMALL:
+		human_size(p->size, have, sizeof(have));
+		human_size(e3_mkfs_min_size(p), min, sizeof(min));
+		tool_error(o->image, 0, "image too small (%s): the minimum is %s",
+			   have, min);
+		break;
+	case E3_TOO_LARGE:
+		tool_error(o->image, 0, "image too large for ext3: at most 2^32-1 blocks");
+		break;
+	case E3_BAD_INODE_COUNT:
+		tool_error(o->image, 0,
+			   "inode count does not fit the filesystem (raise -i or lower -N)");
+		break;
+	case E3_BAD_INODE_SIZE:
+		tool_error(o->image, err, "-I %u", p->inode_size);
+		break;
+	case E3_BAD_OPTION:
+		if (p->blocks_per_group)
+			tool_error(o->image, 0,
+				   "-g %u: blocks per group out of range (256..8*block size)",
+				   p->blocks_per_group);
+		else if (p->journal_mib)
+			tool_error(o->image, 0,
+				   "-J size=%u: journal must be 1024..10240000 blocks and at most half the filesystem",
+				   p->journal_mib);
+		else
+			tool_error(o->image, err, NULL);
+		break;
+	default:
+		tool_error(o->image, err, NULL);
+	}
+}
+
+static void print_geometry(const struct mkfs_opts *o,
+			   const struct e3_mkfs_geometry *g)
+{
+	char feats[256];
+
+	e3_mkfs_feature_string(g->features, feats, sizeof(feats));
+	printf("Filesystem features:      %s\n", feats);
+	printf("Usage type:               %s\n", g->usage_type);
+	printf("Inode count:              %" PRIu32 "\n", g->inodes);
+	printf("Block count:              %" PRIu64 "\n", g->blocks);
+	printf("Reserved block count:     %" PRIu64 "\n", g->reserved_blocks);
+	printf("First block:              %" PRIu32 "\n", g->first_data_block);
+	printf("Block size:               %u\n", g->block_size);
+	printf("Reserved GDT blocks:      %" PRIu32 "\n", g->reserved_gdt_blocks);
+	printf("Block groups:             %" PRIu32 "\n", g->groups);
+	printf("Blocks per group:         %" PRIu32 "\n", g->blocks_per_group);
+	printf("Inodes per group:         %" PRIu32 "\n", g->inodes_per_group);
+	printf("Inode blocks per group:   %" PRIu32 "\n", g->inode_blocks_per_group);
+	printf("Inode size:               %u\n", g->inode_size);
+	printf("Total journal blocks:     %" PRIu32 "\n", g->journal_blocks);
+	if (o->params.label[0])
+		printf("Filesystem volume name:   %s\n", o->params.label);
+}
+
+/* SIZE "auto" / "auto+N%": the sources' exact need plus N%, printed. */
+static int parse_auto(struct mkfs_opts *o)
+{
+	struct e3_copyin_need need;
+	struct e3_mkfs_geometry g;
+	const char *rest = o->size_arg + 4;
+	uint64_t pct = 0;
+	char num[16];
+	errcode_t err;
+	size_t len;
+
+	if (*rest) {
+		len = strlen(rest);
+		if (rest[0] != '+' || len < 3 || len > 8 || rest[len - 1] != '%')
+			goto bad;
+		memcpy(num, rest + 1, len - 2);
+		num[len - 2] = '\0';
+		if (parse_uint(num, 0, 1000, &pct))
+			goto bad;
+	}
+	if (!o->nsrcs) {
+		tool_error(o->image, E3_BAD_SIZE, "'%s' needs -d SRC", o->size_arg);
+		return 1;
+	}
+	err = e3_copyin_auto_size(o->srcs, o->nsrcs, (unsigned)pct, &o->params,
+				  &g, &need);
+	if (err) {
+		tool_error(o->image, err, "sizing for the sources");
+		return 1;
+	}
+	if (!o->quiet)
+		printf("auto size: %" PRIu64 " bytes (%" PRIu64 " blocks of %u) for "
+		       "%" PRIu64 " blocks and %" PRIu64 " inodes of input + %"
+		       PRIu64 "%%\n", o->params.size, g.blocks, g.block_size,
+		       need.blocks, need.inodes, pct);
+	return 0;
+bad:
+	tool_error(o->image, E3_BAD_SIZE, "'%s' (auto or auto+N%%)", o->size_arg);
+	return 1;
+}
+
+static void on_copy_event(void *ctx, enum e3_copyin_event ev, const char *path,
+			  errcode_t err, const struct e3_copyin_stats *st)
+{
+	(void)ctx; (void)st;
+	if (ev == E3_CP_SKIP)
+		tool_error(path, err, "skipped");
+	else if (ev == E3_CP_ERROR)
+		tool_error(path, err, NULL);
+}
+
+/* -d: the new image filled through the copy-in engine. */
+static int fill(struct mkfs_opts *o)
+{
+	struct e3_open_opts oo = { .flags = E3_OPEN_WRITE };
+	struct e3_copyin_opts co = { .dest = "/", .clamp_time = -1,
+				     .event = on_copy_event };
+	struct e3_copyin_stats st = { 0 };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	e3_image_t *img;
+	errcode_t err, err2;
+
+	co.threads = ncpu > 0 ? (unsigned)ncpu : 1;
+	if (o->params.have_epoch) {
+		co.clamp_time = o->params.epoch;
+		co.reproducible = 1;
+		oo.commit_interval = 1000000;
+	}
+	err = e3_image_open(o->image, &oo, &img);
+	if (err) {
+		tool_error(o->image, err, NULL);
+		return 1;
+	}
+	err = e3_copyin_run(img, o->srcs, o->nsrcs, &co, &st, NULL, NULL);
+	err2 = e3_image_close(img);
+	if (err || err2) {
+		tool_error(o->image, err ? err : err2, "copying in");
+		return 1;
+	}
+	if (!o->quiet)
+		printf("%s: %" PRIu64 " entries, %" PRIu64 " bytes copied in\n",
+		       o->image, st.files, st.bytes);
+	return st.skipped || st.errors ? 1 : 0;
+}
+
+/* validate → check the target → compute; returns the exit status. */
+static int plan(struct mkfs_opts *o, struct e3_mkfs_geometry *g)
+{
+	struct e3_mkfs_params *p = &o->params;
+	errcode_t err;
+
+	if (o->err) {
+		tool_error(o->image, o->err, "%s", o->err_detail);
+		return 1;
+	}
+	if (o->size_arg && strncmp(o->size_arg, "auto", 4) == 0) {
+		if (parse_auto(o))
+			return 1;
+	} else if (o->size_arg && (parse_size(o->size_arg, &p->size) || !p->size)) {
+		tool_error(o->image, E3_BAD_SIZE, "'%s'", o->size_arg);
+		return 1;
+	}
+	if (e3_mkfs_epoch_from_env(p)) {
+		tool_error(o->image, E3_BAD_OPTION,
+			   "SOURCE_DATE_EPOCH must be seconds since 1970");
+		return 1;
+	}
+	err = e3_mkfs_validate(p);
+	if (err == E3_BAD_OPTION &&
+	    (p->features[0] & EXT2_FEATURE_COMPAT_RESIZE_INODE) &&
+	    !(p->features[2] & EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER)) {
+		tool_error(o->image, 0, "resize_inode needs sparse_super (add -O ^resize_inode)");
+		return 1;
+	}
+	if (!err && !o->dry_run)
+		err = e3_mkfs_check_target(o->image, o->force, p);
+	else if (!err && !p->size)
+		err = e3_mkfs_check_target(o->image, 1, p);
+	if (err == E3_BAD_SIZE) {
+		tool_error(o->image, 0, "no SIZE given and IMAGE has no size");
+		return 1;
+	}
+	if (!err)
+		err = e3_mkfs_compute(p, g);
+	if (err) {
+		report_compute_error(o, err);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct mkfs_opts o;
+	struct e3_mkfs_geometry g;
+	errcode_t err;
+	int rc;
+
+	tool_init(argv[0]);
+	rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (o.help) {
+		usage(stdout);
+		return 0;
+	}
+	if (o.version) {
+		const char *ver = "?", *date = "?";
+
+		ext2fs_get_library_version(&ver, &date);
+		printf("e3mkfs (e3img) %s, libext2fs %s (%s)\n", E3IMG_VERSION,
+		       ver, date);
+		return 0;
+	}
+	rc = plan(&o, &g);
+	if (rc)
+		return rc;
+	if (o.dry_run || !o.quiet)
+		print_geometry(&o, &g);
+	if (o.dry_run)
+		return 0;
+	err = e3_mkfs_apply(o.image, &o.params, &g, NULL);
+	if (err) {
+		tool_error(o.image, err, "writing the filesystem");
+		return 1;
+	}
+	if (!o.quiet)
+		printf("%s: ext3 filesystem written\n", o.image);
+	return o.nsrcs ? fill(&o) : 0;
+}

@@ -1,0 +1,548 @@
+/*
+ * test_journal.c: unit tests of lib/journal — the format header, the
+ * fault spec parser, recovery of logs built here block by block (escape,
+ * revokes before and after, uncommitted tails, log wrap, tid wrap,
+ * refusals), and the writer's io layer (reads see captured writes, byte
+ * writes merge, a commit without checkpoint replays to the same state).
+ * Images come from mke2fs in /tmp.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "e3img.h"
+#include "image.h"
+#include "journal.h"
+#include "jbd2_format.h"
+#include "jbd2_log.h"
+#include "fault.h"
+
+static char img_path[64];
+
+static int make_image(void)
+{
+	char cmd[160];
+
+	snprintf(img_path, sizeof(img_path), "/tmp/journal-unit-%d.img", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "mke2fs -q -t ext3 -b 1024 -g 2048 -N 256 -F %s 8M >/dev/null 2>&1",
+		 img_path);
+	return system(cmd) == 0;
+}
+
+/* ---- format ------------------------------------------------------------ */
+
+static void test_format_layout(void)
+{
+	struct jbd2_superblock sb;
+	unsigned char raw[4];
+
+	memset(&sb, 0, sizeof(sb));
+	sb.s_start = jbd2_be32(0x01020304);
+	memcpy(raw, (unsigned char *)&sb + 0x1C, 4);
+	CHECK(raw[0] == 1 && raw[3] == 4);		/* big-endian at 0x1C */
+	CHECK(jbd2_get32(sb.s_start) == 0x01020304);
+	CHECK(jbd2_tag_bytes(0) == 8);
+	CHECK(jbd2_tag_bytes(JBD2_INCOMPAT_64BIT) == 12);
+	CHECK(jbd2_tag_bytes(JBD2_INCOMPAT_CSUM_V2) == 10);
+	CHECK(jbd2_tag_bytes(JBD2_INCOMPAT_CSUM_V2 | JBD2_INCOMPAT_64BIT) == 14);
+	CHECK(jbd2_tag_bytes(JBD2_INCOMPAT_CSUM_V3) == 16);
+	jbd2_store16(raw, 0x0a0b);
+	CHECK(raw[0] == 0x0a && jbd2_load16(raw) == 0x0a0b);
+	CHECK(jbd2_tid_gt(0, 0xffffffffU));	/* tids wrap */
+	CHECK(!jbd2_tid_gt(0xffffffffU, 0));
+	CHECK(jbd2_tid_geq(5, 5));
+}
+
+static void test_fault_parse(void)
+{
+	struct e3_fault f;
+
+	CHECK_OK(e3_fault_parse(&f, NULL));
+	CHECK(f.kind == E3_FAULT_NONE);
+	CHECK_OK(e3_fault_parse(&f, "eio:3"));
+	CHECK(f.kind == E3_FAULT_EIO && f.at == 3);
+	CHECK(e3_fault_write(&f) == 0);
+	CHECK(e3_fault_write(&f) == 0);
+	CHECK(e3_fault_write(&f) == EIO);
+	CHECK(e3_fault_write(&f) == 0);		/* only the N-th */
+	CHECK_OK(e3_fault_parse(&f, "enospc:1"));
+	CHECK(e3_fault_write(&f) == ENOSPC);
+	CHECK_OK(e3_fault_parse(&f, "stop-after-commit:2"));
+	CHECK(f.kind == E3_FAULT_STOP_AFTER_COMMIT);
+	CHECK(e3_fault_parse(&f, "kill") == E3_BAD_OPTION);
+	CHECK(e3_fault_parse(&f, "kill:0") == E3_BAD_OPTION);
+	CHECK(e3_fault_parse(&f, "kill:x") == E3_BAD_OPTION);
+	CHECK(e3_fault_parse(&f, "explode:3") == E3_BAD_OPTION);
+}
+
+/* ---- a hand-made log ----------------------------------------------------- */
+
+struct lb {
+	ext2_filsys fs;
+	struct jbd2_log log;
+	uint32_t next;			/* next log block to write */
+	unsigned bs;
+};
+
+static void lb_open(struct lb *b)
+{
+	memset(b, 0, sizeof(*b));
+	CHECK_OK(ext2fs_open(img_path, EXT2_FLAG_RW | EXT2_FLAG_64BITS, 0, 0,
+			     unix_io_manager, &b->fs));
+	CHECK_OK(jbd2_log_open(b->fs, b->fs->io, JBD2_LOG_READ, &b->log));
+	b->bs = b->fs->blocksize;
+	b->next = b->log.first;
+}
+
+static void lb_put(struct lb *b, const void *blk)
+{
+	CHECK_OK(io_channel_write_blk64(b->fs->io, b->log.map[b->next], 1, blk));
+	b->next = jbd2_log_wrap(&b->log, (uint64_t)b->next + 1);
+}
+
+static void hdr(unsigned char *blk, uint32_t type, uint32_t tid)
+{
+	jbd2_store32(blk, JBD2_MAGIC);
+	jbd2_store32(blk + 4, type);
+	jbd2_store32(blk + 8, tid);
+}
+
+/* one descriptor with n tags, then the blocks (escaped as needed) */
+static void lb_blocks(struct lb *b, uint32_t tid, unsigned n,
+		      const blk64_t *homes, unsigned char *const *datas)
+{
+	unsigned char *d = calloc(1, b->bs), *t = d + 12;
+
+	hdr(d, JBD2_DESCRIPTOR_BLOCK, tid);
+	for (unsigned i = 0; i < n; i++) {
+		uint16_t fl = i ? JBD2_FLAG_SAME_UUID : 0;
+
+		if (jbd2_load32(datas[i]) == JBD2_MAGIC)
+			fl |= JBD2_FLAG_ESCAPE;
+		if (i == n - 1)
+			fl |= JBD2_FLAG_LAST_TAG;
+		jbd2_store32(t, (uint32_t)homes[i]);
+		jbd2_store16(t + 6, fl);
+		t += 8 + (i ? 0 : 16);
+	}
+	lb_put(b, d);
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(d, datas[i], b->bs);
+		if (jbd2_load32(d) == JBD2_MAGIC)
+			memset(d, 0, 4);
+		lb_put(b, d);
+	}
+	free(d);
+}
+
+static void lb_revoke(struct lb *b, uint32_t tid, unsigned n, const blk64_t *blks)
+{
+	unsigned char *d = calloc(1, b->bs);
+
+	hdr(d, JBD2_REVOKE_BLOCK, tid);
+	for (unsigned i = 0; i < n; i++)
+		jbd2_store32(d + 16 + 4 * i, (uint32_t)blks[i]);
+	jbd2_store32(d + 12, 16 + 4 * n);
+	lb_put(b, d);
+	free(d);
+}
+
+static void lb_commit(struct lb *b, uint32_t tid)
+{
+	unsigned char *d = calloc(1, b->bs);
+
+	hdr(d, JBD2_COMMIT_BLOCK, tid);
+	lb_put(b, d);
+	free(d);
+}
+
+/* s_start/s_sequence, RECOVER, close */
+static void lb_close(struct lb *b, uint32_t start, uint32_t seq)
+{
+	b->log.jsb->s_start = jbd2_be32(start);
+	b->log.jsb->s_sequence = jbd2_be32(seq);
+	CHECK_OK(jbd2_log_write_super(&b->log));
+	ext2fs_set_feature_journal_needs_recovery(b->fs->super);
+	ext2fs_mark_super_dirty(b->fs);
+	jbd2_log_close(&b->log);
+	CHECK_OK(ext2fs_close_free(&b->fs));
+}
+
+static unsigned char *pattern(unsigned bs, unsigned seed)
+{
+	unsigned char *p = malloc(bs);
+
+	for (unsigned i = 0; i < bs; i++)
+		p[i] = (unsigned char)(seed * 31 + i * 7);
+	return p;
+}
+
+/* replays img_path; reports; and reads back block blk (buf) */
+static errcode_t replay(struct e3_replay_report *rep)
+{
+	ext2_filsys fs;
+	errcode_t err;
+
+	err = ext2fs_open(img_path, EXT2_FLAG_RW | EXT2_FLAG_64BITS, 0, 0,
+			  unix_io_manager, &fs);
+	if (err)
+		return err;
+	CHECK(e3_journal_pending(fs));
+	err = e3_journal_replay(fs, rep);
+	ext2fs_free(fs);
+	return err;
+}
+
+static int home_is(blk64_t blk, const unsigned char *want, unsigned bs)
+{
+	unsigned char *got = malloc(bs);
+	FILE *f = fopen(img_path, "rb");
+	int same;
+
+	fseek(f, (long)(blk * bs), SEEK_SET);
+	same = fread(got, 1, bs, f) == bs && memcmp(got, want, bs) == 0;
+	fclose(f);
+	free(got);
+	return same;
+}
+
+/* jsb and fs sb after a replay */
+static void after_replay(uint32_t *seq, uint32_t *start, int *recover)
+{
+	struct jbd2_log log;
+	ext2_filsys fs;
+
+	CHECK_OK(ext2fs_open(img_path, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs));
+	*recover = ext2fs_has_feature_journal_needs_recovery(fs->super);
+	*seq = *start = UINT32_MAX;
+	if (jbd2_log_open(fs, fs->io, JBD2_LOG_READ, &log) == 0) {
+		*seq = jbd2_get32(log.jsb->s_sequence);
+		*start = jbd2_get32(log.jsb->s_start);
+		jbd2_log_close(&log);
+	}
+	ext2fs_close_free(&fs);
+}
+
+/* raw big-endian store into journal block 0 (no validation on the way) */
+static void patch_jsb(unsigned off, uint32_t v)
+{
+	ext2_filsys fs;
+	blk64_t pblk = 0;
+	unsigned char buf[1024];
+
+	CHECK_OK(ext2fs_open(img_path, EXT2_FLAG_RW | EXT2_FLAG_64BITS, 0, 0,
+			     unix_io_manager, &fs));
+	CHECK_OK(ext2fs_bmap2(fs, fs->super->s_journal_inum, NULL, NULL, 0, 0,
+			      NULL, &pblk));
+	CHECK_OK(io_channel_read_blk64(fs->io, pblk, 1, buf));
+	jbd2_store32(buf + off, v);
+	CHECK_OK(io_channel_write_blk64(fs->io, pblk, 1, buf));
+	ext2fs_close_free(&fs);
+}
+
+static void set_recover(void)
+{
+	ext2_filsys fs;
+
+	CHECK_OK(ext2fs_open(img_path, EXT2_FLAG_RW | EXT2_FLAG_64BITS, 0, 0,
+			     unix_io_manager, &fs));
+	ext2fs_set_feature_journal_needs_recovery(fs->super);
+	ext2fs_mark_super_dirty(fs);
+	ext2fs_close_free(&fs);
+}
+
+#define HOME 6000	/* free blocks in the data area of the 8M image */
+
+static void test_replay_revoke_escape(void)
+{
+	struct e3_replay_report rep;
+	struct lb b;
+	unsigned char *a, *c, *m, *zero;
+	uint32_t seq, start;
+	int rec;
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	lb_open(&b);
+	a = pattern(b.bs, 1);
+	c = pattern(b.bs, 2);
+	m = pattern(b.bs, 3);
+	jbd2_store32(m, JBD2_MAGIC);		/* must be escaped */
+	zero = calloc(1, b.bs);
+	/* tid 5: A->H, A->H+1, M->H+2; tid 6: revoke H, C->H+1;
+	 * tid 7: revoke H+3 (a later block of tid 8), C->H; tid 8: C->H+3;
+	 * tid 9: uncommitted C->H+4 */
+	blk64_t h5[] = { HOME, HOME + 1, HOME + 2 };
+	unsigned char *d5[] = { a, a, m };
+	lb_blocks(&b, 5, 3, h5, d5);
+	lb_commit(&b, 5);
+	blk64_t r6[] = { HOME }, h6[] = { HOME + 1 };
+	unsigned char *d6[] = { c };
+	lb_revoke(&b, 6, 1, r6);
+	lb_blocks(&b, 6, 1, h6, d6);
+	lb_commit(&b, 6);
+	blk64_t r7[] = { HOME + 3 }, h7[] = { HOME + 5 };
+	lb_revoke(&b, 7, 1, r7);
+	lb_blocks(&b, 7, 1, h7, d6);
+	lb_commit(&b, 7);
+	blk64_t h8[] = { HOME + 3 };
+	lb_blocks(&b, 8, 1, h8, d6);
+	lb_commit(&b, 8);
+	blk64_t h9[] = { HOME + 4 };
+	lb_blocks(&b, 9, 1, h9, d6);
+	lb_close(&b, b.log.first, 5);
+
+	CHECK_OK(replay(&rep));
+	CHECK(rep.transactions == 4);
+	CHECK(rep.first_tid == 5 && rep.last_tid == 8);
+	CHECK(rep.revoked == 1);			/* H in tid 5 */
+	CHECK(home_is(HOME, zero, b.bs));		/* revoked by tid 6 */
+	CHECK(home_is(HOME + 1, c, b.bs));		/* tid 6 wins */
+	CHECK(home_is(HOME + 2, m, b.bs));		/* magic restored */
+	CHECK(home_is(HOME + 3, c, b.bs));		/* revoke was earlier */
+	CHECK(home_is(HOME + 4, zero, b.bs));		/* never committed */
+	after_replay(&seq, &start, &rec);
+	CHECK(seq == 10 && start == 0 && !rec);		/* end (9) + 1 */
+	free(a); free(c); free(m); free(zero);
+	unlink(img_path);
+}
+
+static void test_replay_log_wrap_and_tid_wrap(void)
+{
+	struct e3_replay_report rep;
+	struct lb b;
+	unsigned char *p[4];
+	uint32_t seq, start, s0;
+	int rec;
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	lb_open(&b);
+	for (unsigned i = 0; i < 4; i++)
+		p[i] = pattern(b.bs, 10 + i);
+	/* start 3 blocks before the end: the txn's blocks wrap to s_first */
+	s0 = b.log.maxlen - 3;
+	b.next = s0;
+	blk64_t h1[] = { HOME, HOME + 1, HOME + 2, HOME + 3 };
+	lb_blocks(&b, 0xffffffffU, 4, h1, p);
+	lb_commit(&b, 0xffffffffU);
+	CHECK(b.next == b.log.first + 3);		/* wrapped */
+	blk64_t r2[] = { HOME + 1 }, h2[] = { HOME + 2 };
+	unsigned char *d2[] = { p[0] };
+	lb_revoke(&b, 0, 1, r2);			/* tid 0 > 0xffffffff */
+	lb_blocks(&b, 0, 1, h2, d2);
+	lb_commit(&b, 0);
+	lb_close(&b, s0, 0xffffffffU);
+
+	unsigned char *zero = calloc(1, b.bs);
+	CHECK_OK(replay(&rep));
+	CHECK(rep.transactions == 2);
+	CHECK(home_is(HOME, p[0], b.bs));
+	CHECK(home_is(HOME + 1, zero, b.bs));		/* revoked across wrap */
+	CHECK(home_is(HOME + 2, p[0], b.bs));
+	CHECK(home_is(HOME + 3, p[3], b.bs));
+	after_replay(&seq, &start, &rec);
+	CHECK(seq == 2 && start == 0 && !rec);
+	for (unsigned i = 0; i < 4; i++)
+		free(p[i]);
+	free(zero);
+	unlink(img_path);
+}
+
+static void test_replay_empty_and_refusals(void)
+{
+	struct e3_replay_report rep;
+	struct lb b;
+	uint32_t seq, start;
+	int rec;
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	/* RECOVER with an empty log: nothing replayed, sequence + 1 */
+	lb_open(&b);
+	lb_close(&b, 0, 7);
+	CHECK_OK(replay(&rep));
+	CHECK(rep.transactions == 0 && rep.blocks == 0);
+	after_replay(&seq, &start, &rec);
+	CHECK(seq == 8 && start == 0 && !rec);
+
+	/* an unknown incompat feature: refused, nothing touched */
+	patch_jsb(0x1C, 1);		/* s_start */
+	patch_jsb(0x28, 0x100);		/* s_feature_incompat */
+	set_recover();
+	CHECK(replay(&rep) == E3_JOURNAL_UNSUPPORTED);
+	after_replay(&seq, &start, &rec);
+	CHECK(rec);			/* still pending: nothing was touched */
+
+	/* a bad magic */
+	patch_jsb(0x28, 0);
+	patch_jsb(0x00, 0x12345678);
+	CHECK(replay(&rep) == E3_JOURNAL_BAD);
+	unlink(img_path);
+}
+
+/* ---- the writer ---------------------------------------------------------- */
+
+static void test_writer_capture_and_replay(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_image *img;
+	unsigned char *p, *q;
+	ext2_ino_t ino;
+	blk64_t blk = HOME + 20;
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	p = pattern(1024, 42);
+	q = malloc(1024);
+	e3_fs_lock(img);
+	/* a captured write is read back, but the disk does not have it */
+	CHECK_OK(io_channel_write_blk64(img->fs->io, blk, 1, p));
+	CHECK_OK(io_channel_read_blk64(img->fs->io, blk, 1, q));
+	CHECK(memcmp(p, q, 1024) == 0);
+	CHECK(!home_is(blk, p, 1024));
+	/* byte writes merge into the captured block */
+	CHECK_OK(io_channel_write_byte(img->fs->io, blk * 1024 + 10, 3, "xyz"));
+	CHECK_OK(io_channel_read_blk64(img->fs->io, blk, 1, q));
+	CHECK(memcmp(q + 10, "xyz", 3) == 0 && q[9] == p[9] && q[13] == p[13]);
+	memcpy(p + 10, "xyz", 3);
+	CHECK_OK(ext2fs_mkdir(img->fs, EXT2_ROOT_INO, 0, "journaled"));
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	e3_fs_unlock(img);
+	/* crash: nothing after the commit reaches the disk */
+	e3_image_abort(img);
+	CHECK(!home_is(blk, p, 1024));
+
+	struct e3_replay_report rep;
+	CHECK_OK(replay(&rep));
+	CHECK(rep.transactions == 1);
+	CHECK(home_is(blk, p, 1024));
+	{
+		ext2_filsys fs;
+
+		CHECK_OK(ext2fs_open(img_path, EXT2_FLAG_64BITS, 0, 0,
+				     unix_io_manager, &fs));
+		CHECK_OK(ext2fs_lookup(fs, EXT2_ROOT_INO, "journaled", 9, NULL, &ino));
+		ext2fs_close_free(&fs);
+	}
+	free(p);
+	free(q);
+	unlink(img_path);
+}
+
+/* a metadata block that starts with the JBD2 magic is escaped in our log;
+ * e2fsck's replay and ours both put the magic back */
+static void test_writer_escape_replayed_by_e2fsck(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_image *img;
+	unsigned char *p;
+	blk64_t blk = HOME + 40;
+	char copy[80], cmd[400];
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	p = pattern(1024, 9);
+	jbd2_store32(p, JBD2_MAGIC);
+	e3_fs_lock(img);
+	CHECK_OK(io_channel_write_blk64(img->fs->io, blk, 1, p));
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	e3_fs_unlock(img);
+	e3_image_abort(img);
+	{	/* the log holds it with its first 4 bytes zeroed */
+		struct lb b;
+		unsigned char *l = malloc(1024);
+		int escaped = 0, raw = 0;
+
+		lb_open(&b);
+		for (uint32_t n = b.log.first; n < b.log.first + 64; n++) {
+			CHECK_OK(jbd2_log_read(&b.log, n, l));
+			raw |= memcmp(l, p, 1024) == 0;
+			escaped |= jbd2_load32(l) == 0 && memcmp(l + 4, p + 4, 1020) == 0;
+		}
+		CHECK(escaped && !raw);
+		jbd2_log_close(&b.log);
+		ext2fs_free(b.fs);
+		free(l);
+	}
+	snprintf(copy, sizeof(copy), "%s.fsck", img_path);
+	snprintf(cmd, sizeof(cmd), "cp %s %s && e2fsck -E journal_only -y %s >/dev/null 2>&1",
+		 img_path, copy, copy);
+	CHECK(system(cmd) == 0);
+	struct e3_replay_report rep;
+	CHECK_OK(replay(&rep));
+	CHECK(home_is(blk, p, 1024));
+	strcpy(cmd, img_path);
+	strcpy(img_path, copy);
+	CHECK(home_is(blk, p, 1024));		/* e2fsck restored it too */
+	strcpy(img_path, cmd);
+	unlink(copy);
+	unlink(img_path);
+	free(p);
+}
+
+static void test_writer_revoke_and_clean_close(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_image *img;
+	unsigned char *p;
+	blk64_t blk = HOME + 30;
+	uint32_t seq, start;
+	int rec;
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	p = pattern(1024, 7);
+	e3_fs_lock(img);
+	CHECK_OK(io_channel_write_blk64(img->fs->io, blk, 1, p));
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	/* freed metadata: the revoke keeps the committed copy from being
+	 * replayed over whatever reuses the block */
+	e3_journal_revoke(img->journal, blk);
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	e3_fs_unlock(img);
+	e3_image_abort(img);
+
+	struct e3_replay_report rep;
+	CHECK_OK(replay(&rep));
+	CHECK(rep.transactions == 2 && rep.revoked == 1);
+	CHECK(!home_is(blk, p, 1024));
+
+	/* a clean close: empty log, RECOVER clear */
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	e3_fs_lock(img);
+	CHECK_OK(ext2fs_mkdir(img->fs, EXT2_ROOT_INO, 0, "clean"));
+	e3_fs_unlock(img);
+	CHECK_OK(e3_image_close(img));
+	after_replay(&seq, &start, &rec);
+	CHECK(start == 0 && !rec);
+	free(p);
+	unlink(img_path);
+}
+
+int main(void)
+{
+	e3_init_errors();
+	RUN(test_format_layout);
+	RUN(test_fault_parse);
+	RUN(test_replay_revoke_escape);
+	RUN(test_replay_log_wrap_and_tid_wrap);
+	RUN(test_replay_empty_and_refusals);
+	RUN(test_writer_capture_and_replay);
+	RUN(test_writer_escape_replayed_by_e2fsck);
+	RUN(test_writer_revoke_and_clean_close);
+	return unit_done();
+}
