@@ -240,8 +240,15 @@ layout_image() {
 	run e3fsck -n "$W/c1.img"
 	assert_status 0
 	if [ -x "$E3_TOP/misc/e3cp" ] && [ -x "$E3_TOP/misc/e3mkfs" ]; then
-		e3mkfs "$W/c2.img" 16M >/dev/null 2>&1 && e3cp "$E3_TOP/lib" "$W/c2.img:/" >/dev/null 2>&1 &&
-			{ run e3fsck -n "$W/c2.img"; assert_status 0; }
+		e3mkfs -d "$E3_TOP/lib" "$W/c2.img" auto+50% >/dev/null
+		run e3fsck -n "$W/c2.img"
+		assert_status 0
+		[ "$(e3_summary "$W/c2.img")" = "$(e2_summary "$W/c2.img")" ]
+		e3mkfs -b 1024 -g 1024 "$W/c3.img" 32M >/dev/null
+		e3cp -j2 "$E3_TOP/lib" "$E3_TOP/tests" "$W/c3.img:/" >/dev/null
+		run e3fsck -n "$W/c3.img"
+		assert_status 0
+		[ "$(e3_summary "$W/c3.img")" = "$(e2_summary "$W/c3.img")" ]
 	fi
 	if [ "$(id -u)" -eq 0 ] && [ -e /dev/loop-control ]; then
 		mke2fs -q -F -t ext3 "$W/k.img" 16M
