@@ -324,11 +324,14 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 	if (in->i_file_acl)
 		ea_ok = ea_block_ok(w, ino, in->i_file_acl);
 	if (valid) {
-		if (in->i_block[EXT2_IND_BLOCK])
+		/* e2fsck counts these for ordinary inodes only */
+		int counted = ino >= EXT2_FIRST_INO(ctx->fs->super);
+
+		if (counted && in->i_block[EXT2_IND_BLOCK])
 			w->lay.ind_files++;
-		if (in->i_block[EXT2_DIND_BLOCK])
+		if (counted && in->i_block[EXT2_DIND_BLOCK])
 			w->lay.dind_files++;
-		if (in->i_block[EXT2_TIND_BLOCK])
+		if (counted && in->i_block[EXT2_TIND_BLOCK])
 			w->lay.tind_files++;
 		if (chk_walk_blocks(&wk, in)) {
 			struct e3_finding *f = wadd(w, E3P_INO_TOO_MANY_BAD, ino);

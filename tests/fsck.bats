@@ -184,6 +184,31 @@ layout_image() {
 	[ $bad -eq 0 ]
 }
 
+# e2_verbose IMAGE: "files dirs ind dind tind" from e2fsck -fnv
+e2_verbose() {
+	e2fsck -fnv "$1" 2>/dev/null | awk '
+		/non-contiguous file/ { f = $1 } /non-contiguous director/ { d = $1 }
+		/ind\/dind\/tind blocks:/ { split($NF, a, "/"); i = a[1]; di = a[2]; t = a[3] }
+		END { print f, d, i, di, t }'
+}
+e3_verbose() {
+	e3fsck -n --json "$1" | python3 -c 'import json, sys
+l = json.load(sys.stdin)["layout"]
+print(l["noncontig_files"], l["noncontig_dirs"], l["ind_files"], l["dind_files"], l["tind_files"])'
+}
+
+@test "layout: files, directories and ind/dind/tind counts equal e2fsck -v's on 12 images" {
+	local n img a b bad=0
+	for n in $(seq 1 12); do
+		img=$(layout_image "$n")
+		a=$(e2_verbose "$img"); b=$(e3_verbose "$img")
+		if [ "$a" != "$b" ]; then
+			echo "image $n: e2fsck -v: $a / e3fsck: $b"; bad=1
+		fi
+	done
+	[ $bad -eq 0 ]
+}
+
 @test "layout: some varied image is non-contiguous, so the metric is exercised" {
 	local img; img=$(layout_image 6)
 	run e3fsck -n --json "$img"
