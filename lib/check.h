@@ -113,6 +113,8 @@ struct chk_ctx {
 	int fixing;			/* this round may write */
 	unsigned changed;		/* fixes applied this round */
 	ext2_ino_t lost_found;
+	int low_dtime_check;		/* fs times sane: small dtimes are
+					   orphan links, as e2fsck judges */
 	uint64_t computed_free_blocks, computed_free_inodes;
 	int preen_refused;		/* -p met a problem that needs -y */
 };

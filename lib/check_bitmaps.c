@@ -149,6 +149,22 @@ static void count(struct chk_ctx *ctx, int code, dgrp_t g, uint64_t have,
 	f->num2 = want;
 }
 
+/* Bits of a bitmap block past its group (and past the end of the
+ * filesystem) must be set. libext2fs notes unset ones while reading the
+ * bitmaps (the flags e2fsck's pass 5 reports from); writing them back
+ * sets them. */
+static void check_padding(struct chk_ctx *ctx)
+{
+	struct e3_finding *f;
+
+	if ((ctx->fs->flags & EXT2_FLAG_BBITMAP_TAIL_PROBLEM) &&
+	    (f = chk_add(ctx, NULL, E3P_BMAP_PADDING)))
+		f->name = strdup("block");
+	if ((ctx->fs->flags & EXT2_FLAG_IBITMAP_TAIL_PROBLEM) &&
+	    (f = chk_add(ctx, NULL, E3P_BMAP_PADDING)))
+		f->name = strdup("inode");
+}
+
 errcode_t chk_pass_bitmaps(struct chk_ctx *ctx)
 {
 	ext2_filsys fs = ctx->fs;
@@ -173,6 +189,7 @@ errcode_t chk_pass_bitmaps(struct chk_ctx *ctx)
 		return ENOMEM;
 	}
 	compare_blocks(ctx, bfree);
+	check_padding(ctx);
 	compare_inodes(ctx, ifree, dirs);
 	for (g = 0; g < ng; g++) {
 		count(ctx, E3P_BMAP_GROUP_FREE_BLOCKS, g,

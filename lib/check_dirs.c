@@ -130,7 +130,8 @@ static int check_target(struct chk_ctx *ctx, struct dstate *ds,
 	if (ext2fs_has_feature_filetype(ctx->fs->super)) {
 		want = CI_TYPE(st);
 		if (ftype != want &&
-		    (f = dadd(ctx, E3P_DIR_FILETYPE, ds->ino, t, name, nlen))) {
+		    (f = dadd(ctx, ftype ? E3P_DIR_FILETYPE : E3P_DIR_SET_FILETYPE,
+			      ds->ino, t, name, nlen))) {
 			f->num = ftype;
 			f->num2 = want;
 		}
@@ -156,6 +157,16 @@ static void check_dot(struct chk_ctx *ctx, struct dstate *ds, int idx,
 		      const struct ext2_dir_entry *de, int nlen)
 {
 	ext2_ino_t t = de->inode;
+	int ft = ext2fs_dirent_file_type(de);
+	struct e3_finding *f;
+
+	if (ext2fs_has_feature_filetype(ctx->fs->super) && ft != EXT2_FT_DIR &&
+	    nlen == idx + 1 && !memcmp(de->name, "..", nlen) &&
+	    (f = dadd(ctx, ft ? E3P_DIR_FILETYPE : E3P_DIR_SET_FILETYPE,
+		      ds->ino, t, de->name, nlen))) {
+		f->num = ft;
+		f->num2 = EXT2_FT_DIR;
+	}
 
 	if (idx == 0) {
 		if (nlen != 1 || de->name[0] != '.' || t != ds->ino)

@@ -224,8 +224,13 @@ static void set_field(struct chk_ctx *ctx, struct e3_finding *f)
 		return;
 	switch (f->code) {
 	case E3P_INO_DTIME: in.i_dtime = 0; break;
+	case E3P_INO_LOW_DTIME:
+		in.i_dtime = in.i_links_count ? 0 : time(NULL);
+		break;
 	case E3P_INO_ZERO_DTIME: in.i_dtime = time(NULL); break;
 	case E3P_INO_IMAGIC: in.i_flags &= ~EXT2_IMAGIC_FL; break;
+	case E3P_INO_FLAG: in.i_flags &= ~(uint32_t)f->num; break;
+	case E3P_INO_SPECIAL_SIZE: in.i_size = in.i_size_high = 0; break;
 	case E3P_INO_I_BLOCKS: in.i_blocks = f->num2; break;
 	case E3P_INO_I_SIZE:
 		in.i_size = f->num2 & 0xffffffffu;
@@ -306,6 +311,30 @@ static errcode_t fix_resize(struct chk_ctx *ctx)
 	return err;
 }
 
+/* The large part of an inode: a bad i_extra_isize becomes the standard
+ * 32 bytes; bad in-inode attributes are dropped (their magic zeroed). */
+static void fix_extra(struct chk_ctx *ctx, struct e3_finding *f)
+{
+	unsigned isize = ctx->isize;
+	unsigned char *raw = calloc(1, isize);
+	struct ext2_inode_large *big = (void *)raw;
+
+	if (!raw || ext2fs_read_inode_full(ctx->fs, f->ino, (void *)raw, isize))
+		goto out;
+	if (f->code == E3P_INO_EXTRA_ISIZE) {
+		big->i_extra_isize = isize - EXT2_GOOD_OLD_INODE_SIZE >= 32 ? 32 : 4;
+	} else {
+		unsigned at = EXT2_GOOD_OLD_INODE_SIZE + big->i_extra_isize;
+
+		if (at + 4 <= isize)
+			memset(raw + at, 0, isize - at);
+	}
+	if (!ext2fs_write_inode_full(ctx->fs, f->ino, (void *)raw, isize))
+		done(ctx, f);
+out:
+	free(raw);
+}
+
 static void fix_orphans(struct chk_ctx *ctx, struct e3_finding *f)
 {
 	ext2_ino_t ino = ctx->fs->super->s_last_orphan, steps = 0;
@@ -353,6 +382,9 @@ static void fix_inodes(struct chk_ctx *ctx)
 			break;
 		case E3P_SB_LAST_ORPHAN: case E3P_INO_ORPHAN:
 			fix_orphans(ctx, f);
+			break;
+		case E3P_INO_EXTRA_ISIZE: case E3P_INO_EA_IN_INODE:
+			fix_extra(ctx, f);
 			break;
 		case E3P_INO_RESIZE_BAD:
 			if (!fix_resize(ctx))

@@ -118,9 +118,17 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 	int has_ft = ext2fs_has_feature_filetype(ctx->fs->super);
 
 	(void)dir; (void)offset; (void)blocksize; (void)buf;
+	if (entry == DIRENT_DOT_FILE || entry == DIRENT_DOT_DOT_FILE) {
+		int want = has_ft ? EXT2_FT_DIR : 0, changed = 0;
+
+		if (ft != want) {
+			ext2fs_dirent_set_file_type(de, want);
+			changed = DIRENT_CHANGED;
+		}
+		if (!(entry == DIRENT_DOT_FILE ? df->fix_dot : df->fix_dotdot))
+			return changed;
+	}
 	if (entry == DIRENT_DOT_FILE) {
-		if (!df->fix_dot)
-			return 0;
 		de->inode = df->dir;
 		ext2fs_dirent_set_name_len(de, 1);
 		ext2fs_dirent_set_file_type(de, has_ft ? EXT2_FT_DIR : 0);
@@ -128,8 +136,6 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 		return DIRENT_CHANGED;
 	}
 	if (entry == DIRENT_DOT_DOT_FILE) {
-		if (!df->fix_dotdot)
-			return 0;
 		de->inode = df->dotdot;
 		ext2fs_dirent_set_name_len(de, 2);
 		ext2fs_dirent_set_file_type(de, has_ft ? EXT2_FT_DIR : 0);
@@ -160,7 +166,7 @@ static int entry_code(int code)
 {
 	switch (code) {
 	case E3P_DIR_INODE_RANGE: case E3P_DIR_INODE_UNUSED:
-	case E3P_DIR_FILETYPE: case E3P_DIR_MISSING_DOT:
+	case E3P_DIR_FILETYPE: case E3P_DIR_SET_FILETYPE: case E3P_DIR_MISSING_DOT:
 	case E3P_DIR_MISSING_DOTDOT: case E3P_DIR_DUP_NAME:
 	case E3P_DIR_DOT_ENTRY_OTHER: case E3P_DIR_NAME_ZERO:
 	case E3P_DIR_LINK_TO_DIR: case E3P_DIR_LINK_ROOT:

@@ -261,6 +261,14 @@ static void keep_worst(struct chk_vec *v, const struct e3_layout_file *lf,
 		chk_trim_worst(v, n, by_excess);
 }
 
+/* The largest size a block-mapped file can have (e2fsck's ext2_max_sizes) */
+static uint64_t max_size(unsigned bs)
+{
+	uint64_t apb = bs / 4;
+
+	return (EXT2_NDIR_BLOCKS + apb + apb * apb + apb * apb * apb) * bs;
+}
+
 static void check_sizes(struct chk_worker *w, const struct ext2_inode *in,
 			struct fstate *st, int ea_ok)
 {
@@ -286,8 +294,9 @@ static void check_sizes(struct chk_worker *w, const struct ext2_inode *in,
 			return;
 		want = (uint64_t)(st->last_lblk + 1) * ctx->bs;
 	} else {
-		if (st->last_lblk < 0 ||
-		    size >= (uint64_t)st->last_lblk * ctx->bs)
+		if ((st->last_lblk < 0 ||
+		     size >= (uint64_t)st->last_lblk * ctx->bs) &&
+		    size <= max_size(ctx->bs))
 			return;
 		want = (uint64_t)(st->last_lblk + 1) * ctx->bs;
 	}
@@ -368,6 +377,9 @@ static void check_special(struct chk_worker *w, ext2_ino_t ino,
 	struct e3_finding *f;
 	int i, bad = 0;
 
+	if (!LINUX_S_ISLNK(in->i_mode) && EXT2_I_SIZE(in) &&
+	    (f = wadd(w, E3P_INO_SPECIAL_SIZE, ino)))
+		f->num = EXT2_I_SIZE(in);
 	if (LINUX_S_ISLNK(in->i_mode)) {	/* fast symlink */
 		uint64_t size = EXT2_I_SIZE(in);
 
@@ -380,15 +392,75 @@ static void check_special(struct chk_worker *w, ext2_ino_t ino,
 		}
 		return;
 	}
-	for (i = 4; i < EXT2_N_BLOCKS; i++)
-		if (in->i_block[i])
-			bad = 1;
+	/* e2fsck's check_device_inode: the pointers past i_block[3] only
+	 * matter on immutable or append-only inodes */
+	if (in->i_flags & (EXT2_IMMUTABLE_FL | EXT2_APPEND_FL))
+		for (i = 4; i < EXT2_N_BLOCKS; i++)
+			if (in->i_block[i])
+				bad = 1;
 	if (in->i_flags & (EXT2_INDEX_FL | EXT4_EXTENTS_FL_))
 		bad = 1;
 	if (bad) {
 		wadd(w, E3P_INO_DEVICE, ino);
 		ctx->ist[ino] |= CI_BAD;
 	}
+}
+
+/* Each reserved GDT block doubles as an indirect block of the resize
+ * inode, mapping its copies in the groups that hold a backup superblock. */
+static int resize_backups_bad(struct chk_worker *w, blk64_t pblk)
+{
+	struct chk_ctx *ctx = w->ctx;
+	ext2_filsys fs = ctx->fs;
+	const uint32_t *ind = (const uint32_t *)w->bbuf[1];
+	unsigned off = 0, apb = ctx->bs / 4;
+	dgrp_t g;
+
+	if (chk_read_block(ctx, w->fd, pblk, w->bbuf[1]))
+		return 1;
+	for (g = 1; g < fs->group_desc_count && off < apb; g++) {
+		if (!ext2fs_bg_has_super(fs, g))
+			continue;
+		if (ext2fs_le32_to_cpu(ind[off++]) !=
+		    pblk + (blk64_t)g * fs->super->s_blocks_per_group)
+			return 1;
+	}
+	return 0;
+}
+
+static int count_visit(struct chk_walk *wk, blk64_t b, e2_blkcnt_t lblk)
+{
+	(void)b;
+	(void)lblk;
+	(*(uint64_t *)wk->arg)++;
+	return 0;
+}
+
+/* e2fsck walks the resize inode like any file: every pointer in range,
+ * i_blocks counting them all. */
+static const char *resize_count_bad(struct chk_worker *w,
+				    const struct ext2_inode *in)
+{
+	struct chk_ctx *ctx = w->ctx;
+	struct chk_walk wk;
+	uint64_t n = 0;
+
+	memset(&wk, 0, sizeof(wk));
+	wk.fd = w->fd;
+	wk.bs = ctx->bs;
+	wk.first_data = ctx->fs->super->s_first_data_block;
+	wk.nblocks = ctx->nblocks;
+	wk.buf[0] = w->bbuf[0];
+	wk.buf[1] = w->bbuf[1];
+	wk.buf[2] = w->bbuf[2];
+	wk.visit = count_visit;
+	wk.arg = &n;
+	chk_walk_blocks(&wk, in);
+	if (wk.illegal)
+		return "illegal block pointers";
+	if (in->i_blocks != n * (ctx->bs / 512))
+		return "i_blocks wrong";
+	return NULL;
 }
 
 /* The resize inode as e2fsck's check_resize_inode wants it: a regular
@@ -422,8 +494,10 @@ static const char *resize_bad(struct chk_worker *w, const struct ext2_inode *in)
 
 		if (ext2fs_le32_to_cpu(tab[(fs->desc_blocks + i) % apb]) != want)
 			return "reserved GDT blocks not mapped";
+		if (resize_backups_bad(w, want))
+			return "backup reserved GDT blocks not mapped";
 	}
-	return NULL;
+	return resize_count_bad(w, in);
 }
 
 static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
@@ -447,13 +521,13 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 	}
 	if (ino == EXT2_RESIZE_INO) {
 		const char *why = resize_bad(w, in);
+		blk64_t b = in->i_block[EXT2_DIND_BLOCK];
 
-		if (why) {
-			if ((f = wadd(w, E3P_INO_RESIZE_BAD, ino)))
-				f->name = strdup(why);
-		} else if (in->i_block[EXT2_DIND_BLOCK]) {
-			blk64_t b = in->i_block[EXT2_DIND_BLOCK];
-
+		if (why && (f = wadd(w, E3P_INO_RESIZE_BAD, ino)))
+			f->name = strdup(why);
+		/* its DIND block is its own even when the rest is bad */
+		if (b >= ctx->fs->super->s_first_data_block && b < ctx->nblocks &&
+		    !chk_bit(&ctx->meta, b)) {
 			if (chk_bit(&w->used, b))
 				chk_set(&w->dup, b);
 			else
@@ -504,6 +578,30 @@ static void check_fields(struct chk_worker *w, ext2_ino_t ino,
 		}
 }
 
+/* Flags of ext4 features this filesystem lacks that e2fsck calls errors
+ * (encryption without its attribute, casefold), and the index flag on
+ * anything but a directory: e2fsck clears them. */
+static void check_flags(struct chk_worker *w, ext2_ino_t ino,
+			const struct ext2_inode *in)
+{
+	static const struct { uint32_t fl; const char *name; } fl[] = {
+		{ 0x00000800, "encrypt" }, { 0x40000000, "casefold" },
+	};
+	struct e3_finding *f;
+	size_t i;
+
+	for (i = 0; i < sizeof(fl) / sizeof(fl[0]); i++)
+		if ((in->i_flags & fl[i].fl) && (f = wadd(w, E3P_INO_FLAG, ino))) {
+			f->num = fl[i].fl;
+			f->name = strdup(fl[i].name);
+		}
+	if ((in->i_flags & EXT2_INDEX_FL) && !LINUX_S_ISDIR(in->i_mode) &&
+	    (f = wadd(w, E3P_INO_FLAG, ino))) {
+		f->num = EXT2_INDEX_FL;
+		f->name = strdup("index (not a directory)");
+	}
+}
+
 static void check_inode(struct chk_worker *w, ext2_ino_t ino,
 			const struct ext2_inode *in)
 {
@@ -512,6 +610,13 @@ static void check_inode(struct chk_worker *w, ext2_ino_t ino,
 	struct e3_finding *f;
 
 	*ci |= chk_ftype(in->i_mode) << CI_TYPE_SHIFT;
+	/* an orphan-list link left behind (e2fsck's low dtime check) */
+	if (in->i_dtime && ctx->low_dtime_check && !(*ci & CI_ORPHAN) &&
+	    in->i_dtime < ctx->ninodes) {
+		if ((f = wadd(w, E3P_INO_LOW_DTIME, ino)))
+			f->num = in->i_dtime;
+		*ci |= CI_ORPHAN;	/* reported: not also as dtime */
+	}
 	if (in->i_links_count == 1) {
 		*ci |= CI_LINK1;
 	} else if (in->i_links_count) {
@@ -545,6 +650,7 @@ static void check_inode(struct chk_worker *w, ext2_ino_t ino,
 		return;
 	}
 	check_fields(w, ino, in);
+	check_flags(w, ino, in);
 	if (in->i_flags & EXT2_IMAGIC_FL &&
 	    !ext2fs_has_feature_imagic_inodes(ctx->fs->super))
 		wadd(w, E3P_INO_IMAGIC, ino);
@@ -565,6 +671,51 @@ static void check_inode(struct chk_worker *w, ext2_ino_t ino,
 		return;
 	}
 	walk_file(w, ino, in, 1);
+}
+
+/* The part of a large inode past the first 128 bytes (e2fsck's
+ * check_inode_extra_space): i_extra_isize in range and a multiple of 4,
+ * and any in-inode extended attributes inside the inode. */
+static void check_extra(struct chk_worker *w, ext2_ino_t ino,
+			const unsigned char *raw)
+{
+	unsigned isize = w->ctx->isize, room = isize - EXT2_GOOD_OLD_INODE_SIZE;
+	unsigned extra = raw[128] | raw[129] << 8, start, off;
+	const unsigned char *ea;
+	struct e3_finding *f;
+
+	if (!extra)
+		return;
+	if (extra < 4 || extra > room || (extra & 3)) {
+		if ((f = wadd(w, E3P_INO_EXTRA_ISIZE, ino)))
+			f->num = extra;
+		return;
+	}
+	start = EXT2_GOOD_OLD_INODE_SIZE + extra;
+	if (start + 4 > isize)
+		return;
+	ea = raw + start;
+	if (ext2fs_le32_to_cpu(*(const uint32_t *)ea) != EXT2_EXT_ATTR_MAGIC)
+		return;
+	/* entries from after the magic; values are relative to it too */
+	for (off = 4; off + 4 <= isize - start &&
+	     *(const uint32_t *)(ea + off);) {
+		const struct ext2_ext_attr_entry *e = (const void *)(ea + off);
+		unsigned voff, vsize;
+
+		if (off + sizeof(*e) > isize - start ||
+		    off + EXT2_EXT_ATTR_LEN(e->e_name_len) > isize - start)
+			goto bad;
+		voff = ext2fs_le16_to_cpu(e->e_value_offs);
+		vsize = ext2fs_le32_to_cpu(e->e_value_size);
+		if (e->e_value_inum || voff + 4 > isize - start ||
+		    vsize > isize - start - 4 - voff)
+			goto bad;
+		off += EXT2_EXT_ATTR_LEN(e->e_name_len);
+	}
+	return;
+bad:
+	wadd(w, E3P_INO_EA_IN_INODE, ino);
 }
 
 /* Reads one group's inode table in chunks and checks each inode. */
@@ -599,6 +750,9 @@ static void scan_group(struct chk_worker *w, dgrp_t g)
 			ext2fs_swap_inode(fs, &in, &in, 0);
 #endif
 			check_inode(w, ino, &in);
+			if (ctx->isize > EXT2_GOOD_OLD_INODE_SIZE &&
+			    (ctx->ist[ino] & CI_USED))
+				check_extra(w, ino, w->ibuf + (size_t)i * ctx->isize);
 		}
 	}
 }
@@ -715,6 +869,14 @@ errcode_t chk_pass_inodes(struct chk_ctx *ctx)
 	if (!ctx->ist)
 		return ENOMEM;
 	mark_orphans(ctx);
+	{
+		struct ext2_super_block *sb = ctx->fs->super;
+
+		ctx->low_dtime_check =
+			!((sb->s_wtime && sb->s_wtime < sb->s_inodes_count) ||
+			  (sb->s_mtime && sb->s_mtime < sb->s_inodes_count) ||
+			  (sb->s_mkfs_time && sb->s_mkfs_time < sb->s_inodes_count));
+	}
 	chk_progress(ctx, 2, 0, ng);
 	for (i = 0; i < nw && !err; i++) {
 		err = worker_init(ctx, &w[i]);

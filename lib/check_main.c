@@ -102,7 +102,9 @@ static int is_error(const struct e3_finding *f)
 {
 	const struct e3_problem *p = e3_problem(f->code);
 
-	return !f->fixed && p && p->pass != 8 && f->code != E3P_JNL_EXTERNAL;
+	/* an unset file type is no error (e2fsck sets it silently) */
+	return !f->fixed && p && p->pass != 8 && f->code != E3P_JNL_EXTERNAL &&
+	       f->code != E3P_DIR_SET_FILETYPE;
 }
 
 /* Moves the fixed findings of a round into keep, drops the rest (the

@@ -102,6 +102,14 @@ dir_size_high       inode_field_nonzero     y
 resize_inode        inode_resize_bad        y
 htree_hash          htree_hash_range        y
 htree_unref         htree_unreferenced      y
+extra_isize         inode_extra_isize       y
+special_size        inode_special_size      y
+low_dtime           inode_low_dtime         y
+encrypt_flag        inode_flag              y
+index_flag_file     inode_flag              y
+dotdot_filetype     dir_filetype            y
+bitmap_padding      bitmap_padding          y
+resize_backup       inode_resize_bad        y
 ext4_feature        sb_feature_unsupported  n
 '
 
@@ -136,7 +144,7 @@ apply() {
 		garbage_block "$img" "$b" ;;
 	unlink_dir) dbg "$img" unlink /c/sub ;;
 	fast_symlink) dbg "$img" set_inode_field /sym size 200 ;;
-	fifo_blocks) dbg "$img" set_inode_field /fifo block[6] 77 ;;
+	fifo_blocks) dbg "$img" set_inode_field /fifo flags 0x1000 ;;
 	orphan)
 		ino=$(ino_of "$img" /a/f17)
 		dbg "$img" unlink /a/f17
@@ -174,6 +182,20 @@ apply() {
 		b=$(blk_of "$img" /d 0)
 		dd if="$img" of="$img" bs=1 skip=$((b * $(bsize "$img") + 52)) \
 			seek=$((b * $(bsize "$img") + 44)) count=4 conv=notrunc status=none ;;
+	extra_isize) dbg "$img" set_inode_field /a/f23 extra_isize 1056 ;;
+	special_size) dbg "$img" set_inode_field /fifo size 4096 ;;
+	low_dtime)	# an unused inode whose dtime looks like an orphan link
+		dbg "$img" set_inode_field "<500>" dtime 3 ;;
+	encrypt_flag) dbg "$img" set_inode_field /a/f24 flags 0x800 ;;
+	index_flag_file) dbg "$img" set_inode_field /a/f25 flags 0x1000 ;;
+	dotdot_filetype)	# '..' of /c typed as a regular file
+		put_bytes "$img" "$(blk_of "$img" /c 0)" 19 '\x01' ;;
+	bitmap_padding)	# a bit past the group in group 0's block bitmap
+		b=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/.*Block bitmap at \([0-9]*\).*/\1/p' | head -1)
+		put_bytes "$img" "$b" $(($(bsize "$img") - 1)) '\x7f' ;;
+	resize_backup)	# a reserved GDT block's pointer to its backup copy
+		b=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/.*Reserved GDT blocks at \([0-9]*\)-.*/\1/p' | head -1)
+		put_bytes "$img" "$b" 0 '\x00\x00\x00\x00' ;;
 	ext4_feature) dbg "$img" feature extent ;;
 	*) die "unknown kind: $kind" ;;
 	esac

@@ -57,6 +57,17 @@ static void test_problem_table(void)
 		seen[n++] = p;
 	}
 	CHECK(n >= 80);
+	/* the table is searched by bisection: every code of each pass, from
+	 * its first to its last, must be found (a misordered entry is not) */
+	for (i = 1; i < n; i++)
+		CHECK(seen[i]->pass != seen[i - 1]->pass ||
+		      seen[i]->code == seen[i - 1]->code + 1);
+	for (code = E3P_SB_UNUSABLE; code <= E3P_SB_REV_LEVEL; code++)
+		CHECK(e3_problem(code) != NULL);
+	for (code = E3P_INO_BAD_MODE; code <= E3P_INO_SPECIAL_SIZE; code++)
+		CHECK(e3_problem(code) != NULL);
+	for (code = E3P_DIR_BAD_REC_LEN; code <= E3P_DIR_SET_FILETYPE; code++)
+		CHECK(e3_problem(code) != NULL);
 	CHECK(e3_problem(E3P_INO_DUP_BLOCK) != NULL);
 	CHECK(e3_problem(99) == NULL);
 }
