@@ -235,6 +235,27 @@ static int set_dotdot_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 	return DIRENT_CHANGED | DIRENT_ABORT;
 }
 
+/* A hole in a directory gets a fresh empty block, as e2fsck fills it. */
+static void fill_hole(struct chk_ctx *ctx, struct e3_finding *f)
+{
+	ext2_filsys fs = ctx->fs;
+	struct ext2_inode in;
+	unsigned char *buf;
+	blk64_t pblk = 0;
+
+	if (ext2fs_read_inode(fs, f->ino, &in))
+		return;
+	buf = calloc(1, ctx->bs);
+	if (!buf)
+		return;
+	put_entry(buf, 0, ctx->bs, "", 0, 0);
+	if (!ext2fs_bmap2(fs, f->ino, &in, NULL, BMAP_ALLOC, f->num, NULL, &pblk) &&
+	    pblk && !io_channel_write_blk64(fs->io, pblk, 1, buf) &&
+	    !ext2fs_write_inode(fs, f->ino, &in))
+		done(ctx, f);
+	free(buf);
+}
+
 static errcode_t make_lost_found(struct chk_ctx *ctx)
 {
 	errcode_t err;
@@ -282,6 +303,12 @@ void chk_fix_dirs(struct chk_ctx *ctx)
 		if (!f->fixed && chk_may_fix(ctx, f->code) &&
 		    (f->code == E3P_DIR_BAD_REC_LEN || f->code == E3P_DIR_BAD_NAME_LEN))
 			salvage(ctx, f);
+	}
+	for (i = 0; i < rep->n_findings; i++) {
+		struct e3_finding *f = &rep->findings[i];
+
+		if (!f->fixed && f->code == E3P_INO_DIR_HOLE && chk_may_fix(ctx, f->code))
+			fill_hole(ctx, f);
 	}
 	for (i = 0; i < rep->n_findings; i++) {
 		struct e3_finding *f = &rep->findings[i];

@@ -110,6 +110,7 @@ index_flag_file     inode_flag              y
 dotdot_filetype     dir_filetype            y
 bitmap_padding      bitmap_padding          y
 resize_backup       inode_resize_bad        y
+dir_hole            inode_dir_hole          y
 ext4_feature        sb_feature_unsupported  n
 '
 
@@ -196,6 +197,7 @@ apply() {
 	resize_backup)	# a reserved GDT block's pointer to its backup copy
 		b=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/.*Reserved GDT blocks at \([0-9]*\)-.*/\1/p' | head -1)
 		put_bytes "$img" "$b" 0 '\x00\x00\x00\x00' ;;
+	dir_hole) dbg "$img" set_inode_field /d block[2] 0 ;;
 	ext4_feature) dbg "$img" feature extent ;;
 	*) die "unknown kind: $kind" ;;
 	esac
