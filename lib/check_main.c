@@ -1,0 +1,230 @@
+/*
+ * check_main.c: e3_check_image — runs the passes in order over one open
+ * of the image, and in -p/-y mode repeats "check, fix" rounds until a
+ * round fixes nothing (each fix can expose the next: a cleared entry
+ * leaves an unattached inode, a reconnected inode a wrong link count),
+ * then keeps the last round's findings as what is left.
+ *
+ * Round states: OPEN (fs open, nothing read) -> CHECKED (passes ran,
+ * findings in rep) -> FIXED (fixes written, fs closed) -> OPEN again; or
+ * CHECKED -> DONE when no fix applies.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+void e3_check_opts_init(struct e3_check_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_noncontig = -1;
+	o->max_runs = -1;
+	o->max_excess_runs = -1;
+}
+
+static void free_findings(struct e3_finding *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(f[i].name);
+}
+
+static void free_layout(struct e3_layout *lay)
+{
+	unsigned i;
+
+	for (i = 0; i < lay->n_worst_runs; i++)
+		free(lay->worst_runs[i].path);
+	for (i = 0; i < lay->n_worst_excess; i++)
+		free(lay->worst_excess[i].path);
+	free(lay->worst_runs);
+	free(lay->worst_excess);
+	memset(lay, 0, sizeof(*lay));
+}
+
+void e3_check_report_free(struct e3_check_report *rep)
+{
+	if (!rep)
+		return;
+	free_findings(rep->findings, rep->n_findings);
+	free(rep->findings);
+	free(rep->fatal_what);
+	free_layout(&rep->layout);
+	free(rep);
+}
+
+static void ctx_close(struct chk_ctx *ctx)
+{
+	if (ctx->fs)
+		ext2fs_close_free(&ctx->fs);
+	if (ctx->fd >= 0)
+		close(ctx->fd);
+	ctx->fd = -1;
+	free(ctx->ist);
+	ctx->ist = NULL;
+	chk_vec_free(&ctx->links);
+	chk_refmap_free(&ctx->refs);
+	chk_vec_free(&ctx->dirs);
+	chk_vec_free(&ctx->named);
+	chk_bits_free(&ctx->meta);
+	chk_bits_free(&ctx->used);
+	chk_bits_free(&ctx->dup);
+	chk_vec_free(&ctx->dblks);
+	chk_vec_free(&ctx->ea);
+	ctx->lost_found = 0;
+}
+
+/* The passes over the open image, in e2fsck's order. */
+static errcode_t run_passes(struct chk_ctx *ctx)
+{
+	errcode_t err;
+
+	chk_pass_super(ctx);
+	err = chk_mark_metadata(ctx);
+	if (!err)
+		err = chk_pass_inodes(ctx);
+	if (!err)
+		err = chk_pass_dirs(ctx);
+	if (err)
+		return err;
+	chk_pass_connect(ctx);
+	chk_pass_refs(ctx);
+	err = chk_pass_bitmaps(ctx);
+	if (!err)
+		chk_pass_layout(ctx);
+	return err;
+}
+
+static int is_error(const struct e3_finding *f)
+{
+	const struct e3_problem *p = e3_problem(f->code);
+
+	/* an unset file type is no error (e2fsck sets it silently) */
+	return !f->fixed && p && p->pass != 8 && f->code != E3P_JNL_EXTERNAL &&
+	       f->code != E3P_DIR_SET_FILETYPE;
+}
+
+/* Moves the fixed findings of a round into keep, drops the rest (the
+ * next round finds again whatever is left). */
+static int keep_fixed(struct e3_check_report *rep, struct chk_vec *keep)
+{
+	size_t i;
+
+	for (i = 0; i < rep->n_findings; i++) {
+		if (rep->findings[i].fixed) {
+			if (chk_vec_push(keep, &rep->findings[i]))
+				return ENOMEM;
+		} else {
+			free(rep->findings[i].name);
+		}
+	}
+	rep->n_findings = 0;
+	free_layout(&rep->layout);
+	return 0;
+}
+
+static errcode_t prepend(struct e3_check_report *rep, struct chk_vec *keep)
+{
+	struct e3_finding *n;
+
+	if (!keep->n)
+		return 0;
+	n = malloc((keep->n + rep->n_findings + 1) * sizeof(*n));
+	if (!n)
+		return ENOMEM;
+	memcpy(n, keep->v, keep->n * sizeof(*n));
+	if (rep->n_findings)
+		memcpy(n + keep->n, rep->findings, rep->n_findings * sizeof(*n));
+	free(rep->findings);
+	rep->findings = n;
+	rep->n_findings += keep->n;
+	rep->cap_findings = rep->n_findings + 1;
+	chk_vec_free(keep);
+	return 0;
+}
+
+static void exit_code(struct e3_check_report *rep)
+{
+	size_t i;
+
+	rep->n_fixed = rep->n_unfixed = 0;
+	for (i = 0; i < rep->n_findings; i++) {
+		if (rep->findings[i].fixed)
+			rep->n_fixed++;
+		else if (is_error(&rep->findings[i]))
+			rep->n_unfixed++;
+	}
+	rep->exit_code = 0;
+	if (rep->fatal)
+		rep->exit_code |= E3_EXIT_ERROR;
+	if (rep->n_fixed)
+		rep->exit_code |= E3_EXIT_FIXED;
+	if (rep->n_unfixed)
+		rep->exit_code |= E3_EXIT_UNCORRECTED;
+	if (rep->layout.gate_failed)
+		rep->exit_code |= E3_EXIT_LAYOUT;
+}
+
+#define MAX_ROUNDS 6
+
+static errcode_t check_rounds(struct chk_ctx *ctx)
+{
+	struct e3_check_report *rep = ctx->rep;
+	struct chk_vec keep = { NULL, 0, 0, sizeof(struct e3_finding) };
+	errcode_t err = 0;
+
+	for (rep->rounds = 1; rep->rounds <= MAX_ROUNDS; rep->rounds++) {
+		ctx->fd = -1;
+		ctx->changed = 0;
+		err = chk_open(ctx);
+		if (err)
+			break;
+		err = chk_pass_journal(ctx);
+		if (!err && !ctx->changed)
+			err = run_passes(ctx);
+		if (!err && ctx->opts.mode != E3_CHECK_READONLY && !ctx->changed) {
+			ctx->fixing = 1;
+			err = chk_apply_fixes(ctx);
+			ctx->fixing = 0;
+		}
+		ctx_close(ctx);
+		if (err || !ctx->changed)
+			break;
+		err = keep_fixed(rep, &keep);
+		if (err)
+			break;
+	}
+	if (!err)
+		err = prepend(rep, &keep);
+	chk_vec_free(&keep);
+	return err;
+}
+
+errcode_t e3_check_image(const char *path, const struct e3_check_opts *opts,
+			 struct e3_check_report **ret)
+{
+	struct chk_ctx ctx;
+	errcode_t err;
+
+	*ret = NULL;
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.fd = -1;
+	ctx.path = path;
+	ctx.opts = *opts;
+	ctx.rep = calloc(1, sizeof(*ctx.rep));
+	if (!ctx.rep)
+		return ENOMEM;
+	err = check_rounds(&ctx);
+	ctx_close(&ctx);
+	if (err && !ctx.rep->fatal) {
+		ctx.rep->fatal = 1;
+		ctx.rep->fatal_err = err;
+	}
+	ctx.rep->preen_refused = ctx.preen_refused;
+	exit_code(ctx.rep);
+	*ret = ctx.rep;
+	return err;
+}

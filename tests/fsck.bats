@@ -1,0 +1,313 @@
+#!/usr/bin/env bats
+# tests/fsck.bats: e3fsck against damage made by tests/corrupt.sh (found
+# with -n, fixed with -y, then clean to both e3fsck -n and e2fsck -fn),
+# clean images from several writers, layout figures equal to e2fsck's,
+# gates, JSON, ext4 refusal, pending journals, and a fixed-seed fuzz sweep.
+load helper
+
+setup_file() {
+	export W=/tmp/fsck-bats.$$
+	mkdir -p "$W"
+	bash "$E3_TOP/tests/corrupt.sh" --base "$W/base.img" >/dev/null
+}
+
+teardown_file() {
+	rm -rf "$W"
+}
+
+# summary IMAGE: e2fsck's "N/M files (X% non-contiguous), B/T blocks"
+e2_summary() {
+	e2fsck -fn "$1" 2>/dev/null | tail -1 | sed 's/^[^:]*: //'
+}
+e3_summary() {
+	e3fsck -n "$1" 2>/dev/null | tail -1 | sed 's/^[^:]*: //'
+}
+
+# damage KIND: copy the base image, damage it, check -n, fix -y, recheck
+damage() {
+	local kind=$1 exp fix img=$W/$1.img
+	read -r _ exp fix < <(bash "$E3_TOP/tests/corrupt.sh" --list | grep "^$kind ")
+	cp "$W/base.img" "$img"
+	bash "$E3_TOP/tests/corrupt.sh" "$kind" "$img"
+	run e3fsck --json -n "$img"
+	assert_status 4
+	assert_output_has "\"id\": \"$exp\""
+	run e3fsck -n "$img"
+	assert_status 4
+	[ "$fix" = y ] || return 0
+	run e3fsck -y "$img"
+	assert_status 1
+	assert_output_has "FILE SYSTEM WAS MODIFIED"
+	run e3fsck -n "$img"
+	assert_status 0
+	assert_fsck_clean "$img"
+}
+
+@test "the corruption script knows at least 30 kinds of damage" {
+	run bash "$E3_TOP/tests/corrupt.sh" --list
+	[ "${#lines[@]}" -ge 30 ]
+}
+
+@test "the base image is clean to e3fsck and e2fsck" {
+	run e3fsck -n "$W/base.img"
+	assert_status 0
+	[ "$(e3_summary "$W/base.img")" = "$(e2_summary "$W/base.img")" ]
+}
+
+@test "damage: every kind found with -n, fixed with -y, then clean" {
+	local k failed=()
+	for k in $(bash "$E3_TOP/tests/corrupt.sh" --list | awk '$3 == "y" {print $1}'); do
+		( damage "$k" ) >"$W/$k.log" 2>&1 || failed+=("$k")
+	done
+	if [ ${#failed[@]} -gt 0 ]; then
+		for k in "${failed[@]}"; do echo "== $k"; cat "$W/$k.log"; done
+		return 1
+	fi
+}
+
+@test "-p fixes counts and bitmaps without asking" {
+	cp "$W/base.img" "$W/p.img"
+	bash "$E3_TOP/tests/corrupt.sh" freeb "$W/p.img"
+	bash "$E3_TOP/tests/corrupt.sh" bg_free_inodes "$W/p.img"
+	run e3fsck -p "$W/p.img"
+	assert_status 1
+	run e3fsck -n "$W/p.img"
+	assert_status 0
+	assert_fsck_clean "$W/p.img"
+}
+
+@test "-p refuses a problem that needs -y and changes nothing" {
+	cp "$W/base.img" "$W/p2.img"
+	bash "$E3_TOP/tests/corrupt.sh" unlink "$W/p2.img"
+	local before; before=$(md5sum < "$W/p2.img")
+	run e3fsck -p "$W/p2.img"
+	assert_status 4
+	assert_output_has "UNEXPECTED INCONSISTENCY"
+	[ "$(md5sum < "$W/p2.img")" = "$before" ]
+}
+
+@test "-n never writes, even on a damaged image" {
+	cp "$W/base.img" "$W/ro.img"
+	bash "$E3_TOP/tests/corrupt.sh" dir_garbage "$W/ro.img"
+	local before; before=$(md5sum < "$W/ro.img")
+	run e3fsck -n "$W/ro.img"
+	assert_status 4
+	[ "$(md5sum < "$W/ro.img")" = "$before" ]
+}
+
+@test "ext4-only features: exit 8 and the feature named" {
+	cp "$W/base.img" "$W/e4.img"
+	bash "$E3_TOP/tests/corrupt.sh" ext4_feature "$W/e4.img"
+	run e3fsck -n "$W/e4.img"
+	assert_status 8
+	assert_output_has "extent"
+	mke2fs -q -F -t ext4 "$W/e4b.img" 8M
+	run e3fsck -n "$W/e4b.img"
+	assert_status 8
+	assert_output_has "feature"
+}
+
+@test "an ext2 image (no journal) is checked" {
+	mke2fs -q -F -t ext2 -d "$E3_TOP/lib" "$W/e2.img" 8M
+	run e3fsck -n "$W/e2.img"
+	assert_status 0
+	[ "$(e3_summary "$W/e2.img")" = "$(e2_summary "$W/e2.img")" ]
+}
+
+@test "-b uses a backup superblock; a zeroed primary falls back to one" {
+	cp "$W/base.img" "$W/sb.img"
+	run e3fsck -n -b 2049 -B 1024 "$W/sb.img"
+	[ "$status" -eq 0 ] || [ "$status" -eq 4 ]
+	dd if=/dev/zero of="$W/sb.img" bs=1024 seek=1 count=1 conv=notrunc status=none
+	run e3fsck -n "$W/sb.img"
+	assert_status 4
+	assert_output_has "backup superblock"
+	run e3fsck -y "$W/sb.img"
+	assert_status 1
+	run e3fsck -n "$W/sb.img"
+	assert_status 0
+	assert_fsck_clean "$W/sb.img"
+}
+
+# layout_image N: the N-th varied image for the layout comparison
+layout_image() {
+	local n=$1 img=$W/lay$1.img t=$W/tree$1 i
+	rm -rf "$t"; mkdir -p "$t/d"
+	{ case $n in
+	1) mke2fs -q -F -t ext3 "$img" 16M ;;
+	2) for i in $(seq 1 60); do head -c $((i * 5000)) /dev/zero > "$t/d/f$i"; done
+	   mke2fs -q -F -t ext3 -b 1024 -g 1024 -d "$t" "$img" 16M ;;
+	3) head -c 6000000 /dev/zero > "$t/big"; cp -r "$E3_TOP/lib" "$t/src"
+	   mke2fs -q -F -t ext3 -b 1024 -g 2048 -d "$t" "$img" 16M ;;
+	4) cp -r "$E3_TOP/lib" "$E3_TOP/misc" "$t/"
+	   mke2fs -q -F -t ext2 -b 2048 -d "$t" "$img" 16M ;;
+	5) cp -r "$E3_TOP/tests" "$t/"
+	   mke2fs -q -F -t ext3 -b 4096 -d "$t" "$img" 32M ;;
+	6)	# fragmented by deletes and rewrites through debugfs
+	   mke2fs -q -F -t ext3 -b 1024 -g 1024 "$img" 8M
+	   for i in $(seq 1 30); do head -c $((i * 3000)) /dev/urandom > "$t/s$i"; done
+	   { for i in $(seq 1 30); do echo "write $t/s$i s$i"; done
+	     for i in $(seq 1 2 30); do echo "rm s$i"; done
+	     echo "write $t/s30 big1"; echo "write $t/s29 big2"; } > "$t/cmds"
+	   debugfs -w -f "$t/cmds" "$img" >/dev/null 2>&1 ;;
+	7) mke2fs -q -F -t ext3 -b 1024 -g 512 -N 256 "$img" 4M
+	   head -c 1500000 /dev/zero > "$t/f"
+	   debugfs -w -R "write $t/f f" "$img" >/dev/null 2>&1 ;;
+	8) for i in $(seq 1 300); do echo $i > "$t/d/n$i"; done
+	   mke2fs -q -F -t ext3 -O dir_index -d "$t" "$img" 8M
+	   e2fsck -fyD "$img" >/dev/null 2>&1 || true ;;
+	9) cp "$W/base.img" "$img" ;;
+	10) mke2fs -q -F -t ext3 -b 1024 -g 1024 "$img" 8M
+	   for i in $(seq 1 20); do head -c 20000 /dev/urandom > "$t/r$i"; done
+	   { for i in $(seq 1 20); do echo "write $t/r$i r$i"; done
+	     for i in 2 5 7 11 13 17; do echo "rm r$i"; done
+	     echo "write $E3_TOP/lib/check_inodes.c c1"; echo "write $t/r1 again"; } > "$t/cmds"
+	   debugfs -w -f "$t/cmds" "$img" >/dev/null 2>&1 ;;
+	11) cp "$W/base.img" "$img"
+	   bash "$E3_TOP/tests/corrupt.sh" unlink_dir "$img"; e2fsck -fy "$img" >/dev/null 2>&1 || true ;;
+	12) for i in $(seq 1 40); do head -c $((i * 900)) /dev/zero > "$t/z$i"; done
+	   mke2fs -q -F -t ext3 -b 1024 -g 512 -N 128 -d "$t" "$img" 4M ;;
+	esac; } >/dev/null 2>&1
+	echo "$img"
+}
+
+@test "layout: the summary line equals e2fsck's on 12 varied images" {
+	local n img a b bad=0
+	for n in $(seq 1 12); do
+		img=$(layout_image "$n")
+		a=$(e2_summary "$img"); b=$(e3_summary "$img")
+		if [ "$a" != "$b" ] || [ -z "$a" ]; then
+			echo "image $n: e2fsck: $a / e3fsck: $b"; bad=1
+		fi
+		e2fsck -fn "$img" >/dev/null 2>&1 || { echo "image $n not clean"; bad=1; }
+	done
+	[ $bad -eq 0 ]
+}
+
+# e2_verbose IMAGE: "files dirs ind dind tind" from e2fsck -fnv
+e2_verbose() {
+	e2fsck -fnv "$1" 2>/dev/null | awk '
+		/non-contiguous file/ { f = $1 } /non-contiguous director/ { d = $1 }
+		/ind\/dind\/tind blocks:/ { split($NF, a, "/"); i = a[1]; di = a[2]; t = a[3] }
+		END { print f, d, i, di, t }'
+}
+e3_verbose() {
+	e3fsck -n --json "$1" | python3 -c 'import json, sys
+l = json.load(sys.stdin)["layout"]
+print(l["noncontig_files"], l["noncontig_dirs"], l["ind_files"], l["dind_files"], l["tind_files"])'
+}
+
+@test "layout: files, directories and ind/dind/tind counts equal e2fsck -v's on 12 images" {
+	local n img a b bad=0
+	for n in $(seq 1 12); do
+		img=$(layout_image "$n")
+		a=$(e2_verbose "$img"); b=$(e3_verbose "$img")
+		if [ "$a" != "$b" ]; then
+			echo "image $n: e2fsck -v: $a / e3fsck: $b"; bad=1
+		fi
+	done
+	[ $bad -eq 0 ]
+}
+
+@test "layout: some varied image is non-contiguous, so the metric is exercised" {
+	local img; img=$(layout_image 6)
+	run e3fsck -n --json "$img"
+	assert_status 0
+	[[ "$output" != *'"noncontig_percent": 0.0'* ]]
+}
+
+@test "layout gates exit 64 and name the worst files" {
+	local img; img=$(layout_image 6)
+	run e3fsck -n --max-runs 1 "$img"
+	[ $((status & 64)) -eq 64 ]
+	assert_output_has "runs, over the limit 1"
+	assert_output_has "(/big"	# written into the holes left by rm
+	run e3fsck -n --max-noncontig 0 "$img"
+	[ $((status & 64)) -eq 64 ]
+	run e3fsck -n --max-runs 100000 --max-excess-runs 100000 --max-noncontig 100 "$img"
+	assert_status 0
+}
+
+@test "--layout and -v print runs and free-space figures" {
+	run e3fsck -n --layout "$W/base.img"
+	assert_status 0
+	assert_output_has "free extents"
+	assert_output_has "runs per file"
+}
+
+@test "--json is valid JSON with findings and layout" {
+	cp "$W/base.img" "$W/j.img"
+	bash "$E3_TOP/tests/corrupt.sh" links_high "$W/j.img"
+	run e3fsck -n --json "$W/j.img"
+	assert_status 4
+	python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["findings"][0]["id"]=="inode_link_count"; assert "noncontig_percent" in d["layout"]' <<<"$output"
+}
+
+@test "a pending journal: -n reports it (exit 4), -y replays it" {
+	cp "$W/base.img" "$W/jn.img"
+	local ino; ino=$(debugfs -R "stat /a/f1" "$W/jn.img" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')
+	debugfs -w -R "jo" -R "jw -b 333 /dev/zero" -R "jc" "$W/jn.img" >/dev/null 2>&1 || true
+	printf 'jo\njw -b 333 /dev/null\njc\n' > "$W/jcmds"
+	debugfs -w -f "$W/jcmds" "$W/jn.img" >/dev/null 2>&1
+	dumpe2fs -h "$W/jn.img" 2>/dev/null | grep -q needs_recovery || skip "debugfs did not leave a pending transaction"
+	run e3fsck -n "$W/jn.img"
+	assert_status 4
+	assert_output_has "journal needs recovery"
+	run e3fsck -y "$W/jn.img"
+	[ $((status & 1)) -eq 1 ]
+	assert_output_has "journal replayed"
+	assert_fsck_clean "$W/jn.img"
+	[ -n "$ino" ]
+}
+
+@test "clean images from mke2fs -d, e3cp and the kernel exit 0" {
+	mke2fs -q -F -t ext3 -d "$E3_TOP/lib" "$W/c1.img" 16M
+	run e3fsck -n "$W/c1.img"
+	assert_status 0
+	if [ -x "$E3_TOP/misc/e3cp" ] && [ -x "$E3_TOP/misc/e3mkfs" ]; then
+		e3mkfs -d "$E3_TOP/lib" "$W/c2.img" auto+50% >/dev/null
+		run e3fsck -n "$W/c2.img"
+		assert_status 0
+		[ "$(e3_summary "$W/c2.img")" = "$(e2_summary "$W/c2.img")" ]
+		e3mkfs -b 1024 -g 1024 "$W/c3.img" 32M >/dev/null
+		e3cp -j2 "$E3_TOP/lib" "$E3_TOP/tests" "$W/c3.img:/" >/dev/null
+		run e3fsck -n "$W/c3.img"
+		assert_status 0
+		[ "$(e3_summary "$W/c3.img")" = "$(e2_summary "$W/c3.img")" ]
+	fi
+	if [ "$(id -u)" -eq 0 ] && [ -e /dev/loop-control ]; then
+		mke2fs -q -F -t ext3 "$W/k.img" 16M
+		mkdir -p "$W/mnt"
+		if mount -o loop "$W/k.img" "$W/mnt" 2>/dev/null; then
+			cp -r "$E3_TOP/lib" "$W/mnt/"; mkdir "$W/mnt/x"; ln -s lib "$W/mnt/l"
+			umount "$W/mnt"
+			run e3fsck -n "$W/k.img"
+			assert_status 0
+			[ "$(e3_summary "$W/k.img")" = "$(e2_summary "$W/k.img")" ]
+		fi
+	fi
+}
+
+# asan_e3fsck: the e3fsck to fuzz — this tree's if it was configured with
+# --enable-asan, else a sanitized build of a copy of the tree in $W
+asan_e3fsck() {
+	local d=$W/asan
+	if ldd "$E3_TOP/misc/e3fsck" | grep -q libasan; then
+		echo "$E3_TOP/misc/e3fsck"
+		return
+	fi
+	mkdir -p "$d"
+	tar -C "$E3_TOP" --exclude='*.o' --exclude='*.a' --exclude=.git -cf - . | tar -C "$d" -xf -
+	(cd "$d" && autoconf -f && ./configure -q --enable-asan && make -j2 misc/e3fsck) >"$d/build.log" 2>&1 ||
+		{ echo "asan build failed: $(tail -3 "$d/build.log")" >&2; return 1; }
+	echo "$d/misc/e3fsck"
+}
+
+@test "fuzz: a fixed-seed sweep of mutated images under ASan never crashes or hangs" {
+	local bin
+	bin=$(asan_e3fsck) || skip "no sanitizer build possible here"
+	E3FSCK=$bin run bash "$E3_TOP/bench/fuzz.sh" --cases 40 --seed 7 --image "$W/base.img"
+	assert_status 0
+	assert_output_has "crashes 0"
+	assert_output_has "hangs 0"
+}
