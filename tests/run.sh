@@ -35,6 +35,46 @@ for t in tests/unit/test_*; do
 	fi
 done
 
+# The unit tests again under AddressSanitizer + UBSan, built in a copy of
+# the tree (unless this tree is already sanitized, or E3_ASAN=0). Runs in a
+# subshell: it only prints TAP lines, which the caller counts.
+asan_units() {
+	local d rc
+	if [ "${E3_ASAN:-1}" = 0 ]; then
+		echo "ok - asan unit tests # skip E3_ASAN=0"; return
+	fi
+	if ls tests/unit/test_* >/dev/null 2>&1 &&
+	   ldd "$(ls tests/unit/test_* | grep -v '\.[co]$' | head -1)" 2>/dev/null | grep -q libasan; then
+		echo "ok - asan unit tests # skip this tree is already sanitized"; return
+	fi
+	d=$(mktemp -d /tmp/e3img-asan.XXXXXX)
+	git ls-files -z 2>/dev/null | xargs -0 cp --parents -t "$d" 2>/dev/null ||
+		cp -r . "$d"
+	if ! (cd "$d" && autoconf -f && ./configure -q --enable-asan &&
+	      make -j"$(nproc)" units) >"$d/build.log" 2>&1; then
+		echo "not ok - asan build of the unit tests"
+		tail -5 "$d/build.log" | sed 's/^/#   /'
+		rm -rf "$d"; return
+	fi
+	for t in "$d"/tests/unit/test_*; do
+		case "$t" in *.c|*.o) continue ;; esac
+		[ -n "$filter" ] && [[ "$t" != *"$filter"* ]] && continue
+		echo "# unit (asan): ${t#$d/}"
+		out=$(cd "$d" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 \
+		      "$t" 2>&1); rc=$?
+		out=$(sed 's/^\(not \)\{0,1\}ok [0-9]* - /&asan: /' <<<"$out")
+		printf '%s\n' "$out"
+		if [ $rc -ne 0 ] && ! grep -q '^not ok' <<<"$out"; then
+			echo "not ok - asan ${t#$d/} exited with status $rc"
+			tail -20 <<<"$out" | sed 's/^/#   /'
+		fi
+	done
+	rm -rf "$d"
+}
+echo "# unit tests under sanitizers"
+asan_units_out=$(asan_units)
+count_tap "asan" <<<"$asan_units_out"
+
 for b in tests/*.bats; do
 	[ -e "$b" ] || continue
 	[ -n "$filter" ] && [[ "$b" != *"$filter"* ]] && continue
