@@ -33,6 +33,8 @@ struct mkfs_opts {
 	size_t nsrcs;
 	int auto_size;
 	unsigned slack;
+	enum e3_alloc_mode alloc;	/* --alloc, for -d */
+	unsigned jobs;			/* -j, for -d; 0: number of CPUs */
 };
 
 static void usage(FILE *f)
@@ -58,6 +60,8 @@ static void usage(FILE *f)
 "                 has_journal ext_attr resize_inode dir_index filetype\n"
 "                 sparse_super large_file\n"
 "  -d SRC         fill the image from SRC (tree, file or archive; repeatable)\n"
+"  -j N           with -d: worker threads (default: number of CPUs)\n"
+"  --alloc=MODE   with -d: rbtree (default), list or none\n"
 "                 through e3cp's engine; SIZE auto[+N%%] fits it to the input\n"
 "  -n             print the geometry, write nothing\n"
 "  -q             quiet\n"
@@ -244,6 +248,19 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 		else
 			o->srcs[o->nsrcs++] = arg;
 		break;
+	case 'j': {
+		uint64_t v;
+
+		if (parse_uint(arg, 1, 4096, &v))
+			opt_error(o, E3_BAD_OPTION, "-j %s: a number of threads, 1..4096", arg);
+		else
+			o->jobs = (unsigned)v;
+		break;
+	}
+	case 'A':
+		if (e3_alloc_mode_parse(arg, &o->alloc))
+			opt_error(o, E3_BAD_ALLOC_MODE, "--alloc=%s: rbtree, list or none", arg);
+		break;
 	case 'n': o->dry_run = 1; break;
 	case 'q': o->quiet = 1; break;
 	case 'F': o->force = 1; break;
@@ -258,6 +275,7 @@ static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "alloc", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -265,12 +283,12 @@ static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 	memset(o, 0, sizeof(*o));
 	e3_mkfs_params_init(&o->params);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "b:d:E:Fg:hi:I:J:L:m:nN:O:qU:V",
+	while ((c = getopt_long(argc, argv, "b:d:E:Fg:hi:I:j:J:L:m:nN:O:qU:V",
 				longopts, NULL)) != -1) {
 		if (c == '?') {
 			if (optopt)
 				tool_usage_error("option -%c %s", optopt,
-						 strchr("bdEgiIJLmNOU", optopt) ?
+						 strchr("bdEgiIjJLmNOU", optopt) ?
 						 "needs a value" : "is unknown");
 			else
 				tool_usage_error("unknown option '%s'",
@@ -418,7 +436,7 @@ static void on_copy_event(void *ctx, enum e3_copyin_event ev, const char *path,
 /* -d: the new image filled through the copy-in engine. */
 static int fill(struct mkfs_opts *o)
 {
-	struct e3_open_opts oo = { .flags = E3_OPEN_WRITE };
+	struct e3_open_opts oo = { .flags = E3_OPEN_WRITE, .alloc = o->alloc };
 	struct e3_copyin_opts co = { .dest = "/", .clamp_time = -1,
 				     .event = on_copy_event };
 	struct e3_copyin_stats st = { 0 };
@@ -426,7 +444,7 @@ static int fill(struct mkfs_opts *o)
 	e3_image_t *img;
 	errcode_t err, err2;
 
-	co.threads = ncpu > 0 ? (unsigned)ncpu : 1;
+	co.threads = o->jobs ? o->jobs : ncpu > 0 ? (unsigned)ncpu : 1;
 	if (o->params.have_epoch) {
 		co.clamp_time = o->params.epoch;
 		co.reproducible = 1;

@@ -501,3 +501,19 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 	umount "$T/mnt"
 	assert_fsck_clean "$T/k.img"
 }
+
+@test "-d with --alloc and -j: every mode fills a clean image; bad values are refused" {
+	for mode in rbtree list none; do
+		run e3mkfs -q -d "$E3_TOP/sample" --alloc=$mode -j 3 "$T/$mode.img" auto
+		assert_status 0
+		assert_fsck_clean "$T/$mode.img"
+		cmp <(debugfs -R "cat /docs/numbers.txt" "$T/$mode.img" 2>/dev/null) \
+			"$E3_TOP/sample/docs/numbers.txt"
+	done
+	run e3mkfs -q -d "$E3_TOP/sample" --alloc=foo "$T/bad.img" auto
+	assert_status 1
+	assert_output_has "e3mkfs: $T/bad.img: --alloc=foo: rbtree, list or none"
+	run e3mkfs -q -d "$E3_TOP/sample" -j 0 "$T/bad.img" auto
+	assert_status 1
+	assert_output_has "-j 0: a number of threads"
+}
