@@ -235,6 +235,7 @@ static void free_image(struct e3_image *img)
 errcode_t e3_image_close(e3_image_t *img)
 {
 	errcode_t err = 0, err2;
+	int lost = 0;	/* the journal failed: fs must not write */
 
 	if (!img)
 		return 0;
@@ -244,6 +245,7 @@ errcode_t e3_image_close(e3_image_t *img)
 	if (img->journal) {
 		err2 = e3_journal_stop(img->journal);
 		img->journal = NULL;
+		lost = err2 != 0;
 		if (!err)
 			err = err2;
 	}
@@ -252,8 +254,11 @@ errcode_t e3_image_close(e3_image_t *img)
 		e3_alloc_destroy(img->alloc);
 		img->alloc = NULL;
 	}
+	/* Files left open (E3_FILES_OPEN) still leave a consistent image:
+	 * without a journal only ext2fs_close2 writes the bitmaps and counts
+	 * that match the inodes and entries already on disk. */
 	if (img->fs) {
-		err2 = err ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);
+		err2 = lost ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);
 		img->fs = NULL;
 		if (!err)
 			err = err2;
