@@ -213,6 +213,8 @@ static errcode_t buf_flush(struct e3_file *f)
 		err = pwrite_all(f->img->fd, f->buf, f->buf_n * f->bm.bs,
 				 (uint64_t)f->buf_pblk * f->bm.bs);
 	f->buf_n = 0;
+	if (err && !f->werr)
+		f->werr = err;
 	return err;
 }
 
@@ -579,6 +581,8 @@ errcode_t e3_file_close(e3_file_t *f)
 	}
 	f->closed = 1;
 	err = buf_flush(f);
+	if (!err)
+		err = f->werr;
 	e3_fs_lock(img);
 	if (!err)
 		err = commit_file(f);
