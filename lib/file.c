@@ -122,6 +122,7 @@ static errcode_t map_block(struct e3_file *f, uint64_t lblk, uint64_t ndata,
 			   blk64_t *pblk, int *fresh)
 {
 	blk64_t meta[3], want;
+	uint64_t before;
 	unsigned nmeta, taken = 0;
 	errcode_t err;
 
@@ -147,7 +148,17 @@ static errcode_t map_block(struct e3_file *f, uint64_t lblk, uint64_t ndata,
 	if (err)
 		goto fail;
 	taken++;
+	before = f->bm.nblocks;
 	err = bm_set(&f->bm, lblk, *pblk, meta, nmeta);
+	if (err && f->bm.nblocks != before) {
+		/* the map holds the blocks already (writing a full indirect
+		 * block failed): giving them back would hand them out twice;
+		 * the file is lost instead, close releases them */
+		if (!f->werr)
+			f->werr = err;
+		*pblk = 0;
+		return err;
+	}
 	if (err)
 		goto fail;
 	*fresh = 1;
