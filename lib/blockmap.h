@@ -58,7 +58,8 @@ uint64_t bm_blocks_for(unsigned P, uint64_t nblocks);
 
 /* Maps lblk to pblk; meta[0..n) are the new indirect blocks bm_missing
  * asked for, outermost first. Writes indirect blocks whose range became
- * full. */
+ * full. An error that leaves nblocks unchanged mapped nothing; one that
+ * grew it came after (part of) the mapping, whose blocks the map holds. */
 errcode_t bm_set(struct e3_bmap *bm, uint64_t lblk, blk64_t pblk,
 		 const blk64_t *meta, unsigned n);
 

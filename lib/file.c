@@ -122,6 +122,7 @@ static errcode_t map_block(struct e3_file *f, uint64_t lblk, uint64_t ndata,
 			   blk64_t *pblk, int *fresh)
 {
 	blk64_t meta[3], want;
+	uint64_t before;
 	unsigned nmeta, taken = 0;
 	errcode_t err;
 
@@ -147,7 +148,17 @@ static errcode_t map_block(struct e3_file *f, uint64_t lblk, uint64_t ndata,
 	if (err)
 		goto fail;
 	taken++;
+	before = f->bm.nblocks;
 	err = bm_set(&f->bm, lblk, *pblk, meta, nmeta);
+	if (err && f->bm.nblocks != before) {
+		/* the map holds the blocks already (writing a full indirect
+		 * block failed): giving them back would hand them out twice;
+		 * the file is lost instead, close releases them */
+		if (!f->werr)
+			f->werr = err;
+		*pblk = 0;
+		return err;
+	}
 	if (err)
 		goto fail;
 	*fresh = 1;
@@ -206,9 +217,15 @@ static errcode_t buf_flush(struct e3_file *f)
 
 	if (!f->buf_n)
 		return 0;
-	err = pwrite_all(f->img->fd, f->buf, f->buf_n * f->bm.bs,
-			 (uint64_t)f->buf_pblk * f->bm.bs);
+	/* crash and error sweeps (E3_FAULT) cover data writes too; the
+	 * journal pointer is fixed while files are open */
+	err = e3_journal_fault_write(f->img->journal);
+	if (!err)
+		err = pwrite_all(f->img->fd, f->buf, f->buf_n * f->bm.bs,
+				 (uint64_t)f->buf_pblk * f->bm.bs);
 	f->buf_n = 0;
+	if (err && !f->werr)
+		f->werr = err;
 	return err;
 }
 
@@ -575,6 +592,8 @@ errcode_t e3_file_close(e3_file_t *f)
 	}
 	f->closed = 1;
 	err = buf_flush(f);
+	if (!err)
+		err = f->werr;
 	e3_fs_lock(img);
 	if (!err)
 		err = commit_file(f);

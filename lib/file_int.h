@@ -36,6 +36,9 @@ struct e3_file {
 	uint64_t buf_lblk;
 	blk64_t buf_pblk;
 	size_t buf_n;
+	errcode_t werr;			/* [lock] a data or indirect block
+					   write failed: close must not give
+					   the blocks to the inode */
 };
 
 /* Frees an open file without writing anything (image close/abort with

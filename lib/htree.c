@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "image.h"
+#include "alloc.h"
+#include "blockmap.h"
 #include "journal.h"
 #include "copyin.h"
 
@@ -159,16 +161,32 @@ static size_t plan_leaves(struct hdir *d, size_t **first)
 static errcode_t resize_dir(struct e3_image *img, struct hdir *d, size_t want)
 {
 	ext2_filsys fs = d->fs;
+	size_t had = d->nblk;
 	blk64_t pblk;
 	errcode_t err;
 
+	/* Growth that runs out of space half way cannot be undone: a failed
+	 * ext2fs_bmap2 keeps the indirect block it marked but never wrote
+	 * into the inode (a leaked block), and the operation's end commits
+	 * it. So the blocks (and the new indirect blocks above them) must
+	 * all be there first; the directory then stays linear and whole. */
+	if (want > had && img->alloc &&
+	    e3_alloc_free_count(img->alloc) < (want - had) +
+	    bm_meta_between(fs->blocksize / 4, had - 1, want))
+		return E3_IMAGE_FULL;
 	while (d->nblk < want) {
 		err = ext2fs_bmap2(fs, d->ino, NULL, NULL, BMAP_ALLOC,
 				   d->nblk, NULL, &pblk);
-		if (err)
+		if (!err && collect_block(fs, &pblk, (e2_blkcnt_t)d->nblk,
+					  0, 0, d))
+			err = ENOMEM;
+		if (err) {
+			/* best effort: give back what this growth added (the
+			 * free hook revokes) */
+			ext2fs_punch(fs, d->ino, NULL, NULL, had, ~0ULL);
+			d->nblk = had;
 			return err;
-		if (collect_block(fs, &pblk, (e2_blkcnt_t)d->nblk, 0, 0, d))
-			return ENOMEM;
+		}
 	}
 	if (d->nblk > want) {
 		for (size_t i = want; i < d->nblk && img->journal; i++)

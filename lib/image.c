@@ -101,6 +101,16 @@ static errcode_t open_fs(struct e3_image *img, int rw, ext2_filsys *ret)
 	return 0;
 }
 
+static errcode_t refuse_mounted(struct e3_image *img)
+{
+	int mflags = 0;
+	errcode_t err = ext2fs_check_if_mounted(img->path, &mflags);
+
+	if (err == 0 && (mflags & EXT2_MF_MOUNTED))
+		return E3_MOUNTED;
+	return 0;
+}
+
 /* A pending journal is replayed by writers and, when asked, by readers;
  * otherwise a reader refuses rather than show a half-updated image. */
 static errcode_t replay_if_needed(struct e3_image *img)
@@ -114,7 +124,15 @@ static errcode_t replay_if_needed(struct e3_image *img)
 	if (!(img->flags & (E3_OPEN_WRITE | E3_OPEN_REPLAY)))
 		return E3_NEEDS_RECOVERY;
 	if (!want_rw) {
-		/* read-only open that may replay: reopen read-write */
+		/* read-only open that may replay: replaying writes, so it
+		 * needs what a writer needs — the exclusive lock (no other
+		 * reader is looking) and an unmounted image — then reopens
+		 * read-write */
+		if (flock(img->fd, LOCK_EX | LOCK_NB) < 0)
+			return errno == EWOULDBLOCK ? E3_IMAGE_LOCKED : errno;
+		err = refuse_mounted(img);
+		if (err)
+			return err;
 		ext2fs_close_free(&img->fs);
 		err = open_fs(img, 1, &img->fs);
 		if (err == EACCES || err == EROFS || err == EPERM)
@@ -129,6 +147,8 @@ static errcode_t replay_if_needed(struct e3_image *img)
 	img->report.replayed = 1;
 	img->report.transactions = rep.transactions;
 	img->report.blocks = rep.blocks;
+	if (!want_rw && flock(img->fd, LOCK_SH | LOCK_NB) < 0)
+		return errno;
 	/* the superblock and descriptors may have changed under fs */
 	ext2fs_close_free(&img->fs);
 	return open_fs(img, want_rw, &img->fs);
@@ -152,14 +172,7 @@ static errcode_t lock_image(struct e3_image *img)
 	/* Writers are exclusive; readers share but never meet a writer. */
 	if (flock(img->fd, (write ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0)
 		return errno == EWOULDBLOCK ? E3_IMAGE_LOCKED : errno;
-	if (write) {
-		int mflags = 0;
-		errcode_t err = ext2fs_check_if_mounted(img->path, &mflags);
-
-		if (err == 0 && (mflags & EXT2_MF_MOUNTED))
-			return E3_MOUNTED;
-	}
-	return 0;
+	return write ? refuse_mounted(img) : 0;
 }
 
 static errcode_t start_writer(struct e3_image *img)
@@ -235,6 +248,7 @@ static void free_image(struct e3_image *img)
 errcode_t e3_image_close(e3_image_t *img)
 {
 	errcode_t err = 0, err2;
+	int lost = 0;	/* the journal failed: fs must not write */
 
 	if (!img)
 		return 0;
@@ -244,6 +258,7 @@ errcode_t e3_image_close(e3_image_t *img)
 	if (img->journal) {
 		err2 = e3_journal_stop(img->journal);
 		img->journal = NULL;
+		lost = err2 != 0;
 		if (!err)
 			err = err2;
 	}
@@ -252,8 +267,11 @@ errcode_t e3_image_close(e3_image_t *img)
 		e3_alloc_destroy(img->alloc);
 		img->alloc = NULL;
 	}
+	/* Files left open (E3_FILES_OPEN) still leave a consistent image:
+	 * without a journal only ext2fs_close2 writes the bitmaps and counts
+	 * that match the inodes and entries already on disk. */
 	if (img->fs) {
-		err2 = err ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);
+		err2 = lost ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);
 		img->fs = NULL;
 		if (!err)
 			err = err2;

@@ -20,6 +20,8 @@
 #include "load_int.h"
 #include "journal.h"
 #include "file_int.h"
+#include "blockmap.h"
+#include "alloc.h"
 
 errcode_t e3_load_init(struct e3_image *img)
 {
@@ -189,6 +191,29 @@ static int file_type_of(uint32_t mode)
 	}
 }
 
+/* ext2fs_expand_dir running out of space half way keeps a new indirect
+ * block in the inode but not in i_blocks, and the operation's end would
+ * commit that: the block and the indirect blocks above it must all be
+ * free before it starts. */
+static errcode_t dir_room(ext2_filsys fs, ext2_ino_t dir)
+{
+	struct e3_image *img = e3_image_of(fs);
+	struct ext2_inode di;
+	uint64_t nblk;
+	errcode_t err;
+
+	if (!img || !img->alloc)
+		return 0;
+	err = ext2fs_read_inode(fs, dir, &di);
+	if (err)
+		return err;
+	nblk = EXT2_I_SIZE(&di) / fs->blocksize;
+	if (nblk && e3_alloc_free_count(img->alloc) <
+	    1 + bm_meta_between(fs->blocksize / 4, nblk - 1, nblk + 1))
+		return E3_IMAGE_FULL;
+	return 0;
+}
+
 errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
 		     ext2_ino_t ino, uint32_t mode)
 {
@@ -199,7 +224,9 @@ errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
 	if (err == EXT2_ET_DIR_NO_SPACE) {
 		/* 1.47.0's ext2fs_link does not grow the directory itself;
 		 * expand_dir allocates through our hook. */
-		err = ext2fs_expand_dir(fs, dir);
+		err = dir_room(fs, dir);
+		if (!err)
+			err = ext2fs_expand_dir(fs, dir);
 		if (err)
 			return e3_map_err(err);
 		err = ext2fs_link(fs, dir, name, ino, ft);

@@ -226,3 +226,30 @@ DT
 	assert_fsck_clean "$T/auto10.img"
 	[ "$(stat -c %s "$T/auto10.img")" -gt "$(stat -c %s "$T/auto.img")" ]
 }
+
+@test "e3cp: running out of space while a directory grows or gets its htree leaves a consistent image" {
+	# 245 names: the htree needs an indirect block the linear directory
+	# did not; 400 names: the directory grows past 12 blocks while being
+	# filled. Each at a few free-block counts around where it runs out.
+	local n k free fill failed
+	for n in 245 400; do
+		rm -rf "$T/full" && mkdir -p "$T/full/big"
+		for ((k = 1; k <= n; k++)); do
+			: >"$T/full/big/file_with_a_rather_long_name_number_$k"
+		done
+		tar -C "$T/full" -cf "$T/full.tar" big
+		failed=0
+		for k in 11 12 13 14 15; do
+			rm -f "$T/full.img" && e3mkfs -q -b 1024 "$T/full.img" 8M
+			free=$(dumpe2fs -h "$T/full.img" 2>/dev/null | awk '/^Free blocks:/ {print $3}')
+			rm -rf "$T/fill" && mkdir "$T/fill"
+			# a filler leaving about k blocks (data + its indirect blocks)
+			fill=$((free - k - (free - k) / 256 - 2))
+			head -c $((fill * 1024)) /dev/zero >"$T/fill/filler"
+			e3cp "$T/fill" "$T/full.img"
+			e3cp - "$T/full.img" <"$T/full.tar" >/dev/null 2>&1 || failed=$((failed + 1))
+			assert_fsck_clean "$T/full.img"
+		done
+		[ "$failed" -gt 0 ]
+	done
+}

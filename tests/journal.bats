@@ -358,6 +358,19 @@ check_crashed() {	# IMG NFILES THREADS LOG
 	done
 }
 
+@test "a reader that replays needs the image to itself: not while another reader holds it" {
+	new_ext3 "$T/p.img" 16M -b 1024 -g 2048
+	E3_FAULT=stop-after-commit:3 "$JLOAD" load "$T/p.img" 40 2 "$T/p.log"
+	# flock(1) holds a shared lock, as another reader would
+	run flock -s "$T/p.img" "$JREPLAY" "$T/p.img"
+	assert_status 1
+	assert_output_has "image is in use by another e3img process"
+	run "$JREPLAY" "$T/p.img"
+	assert_status 0
+	assert_output_has "replayed 3 transactions"
+	assert_fsck_clean "$T/p.img"
+}
+
 @test "a writer replays a pending journal first, a reader refuses unless asked" {
 	new_ext3 "$T/p.img" 16M -b 1024 -g 2048
 	E3_FAULT=stop-after-commit:3 "$JLOAD" load "$T/p.img" 40 2 "$T/p.log"

@@ -412,6 +412,46 @@ leave-open /open"
 	assert_fsck_clean "$T/img"
 }
 
+@test "load: without a journal, closing with a file still open keeps bitmaps and counts" {
+	mkimg 64M -O ^has_journal
+	ops "create /done 5000 1
+leave-open /open"
+	assert_status 1
+	assert_output_has "close: files are still open"
+	run debugfs -R "stat /done" "$T/img"
+	assert_output_has "Size: 5000"
+	assert_fsck_clean "$T/img"
+}
+
+@test "load: E3_FAULT reaches file data writes; a failed data write leaves an empty file" {
+	mkimg 64M
+	# the first write to reach the image is /f's data, at its close
+	E3_FAULT=eio:1 run "$PARLOAD" --ops "$T/img" <<<"create /f 5000 1
+create /g 5000 2"
+	assert_status 1
+	assert_output_has "line 1: create: Input/output error"
+	run debugfs -R "stat /f" "$T/img"
+	assert_output_has "Size: 0"
+	run debugfs -R "stat /g" "$T/img"
+	assert_output_has "Size: 5000"
+	assert_fsck_clean "$T/img"
+}
+
+@test "load: a file whose data write failed is not committed with blocks never written" {
+	mkimg 64M -b 1024
+	# 4 KiB buffers: the first flush (the first write) fails mid-file;
+	# parload still closes the file
+	E3_WRITE_BUFFER=4096 E3_FAULT=eio:1 run "$PARLOAD" --ops "$T/img" <<<"create /f 20000 1
+create /g 5000 2"
+	assert_status 1
+	assert_output_has "line 1: create: Input/output error"
+	run debugfs -R "stat /f" "$T/img"
+	assert_output_has "Size: 0"
+	run debugfs -R "stat /g" "$T/img"
+	assert_output_has "Size: 5000"
+	assert_fsck_clean "$T/img"
+}
+
 # check_committed THREADS BS: every mixed-set file present at its full
 # size holds exactly its data (a file reaches the image whole at close);
 # counts them in $checked.
