@@ -350,7 +350,7 @@ errcode_t e3_symlink(e3_image_t *img, ext2_ino_t parent, const char *name,
 	e3_fs_lock(img);
 	/* the kernel's limit: the target and its NUL fit one block */
 	if (len >= img->fs->blocksize)
-		err = E3_NAME_TOO_LONG;
+		err = E3_SYMLINK_TOO_LONG;
 	else
 		err = make_node(img, parent, name, &a, target, len, 0,
 				ino ? ino : &dummy);

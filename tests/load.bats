@@ -355,7 +355,8 @@ create /d/f/x 1 1
 link /d/dirlink /d
 setxattr /d/f bogus.name x
 setacl /d/f access z::rw-
-create /nosuchdir/x 1 1"
+create /nosuchdir/x 1 1
+symlink /d/toolong $(printf 't%.0s' {1..4096})"
 	assert_status 1
 	assert_output_has "line 2: create: name too long (ext3 allows 255 bytes)"
 	assert_output_has "line 3: mkdir: name exists"
@@ -365,6 +366,7 @@ create /nosuchdir/x 1 1"
 	assert_output_has "line 8: setxattr: unsupported extended attribute namespace"
 	assert_output_has "line 9: setacl: malformed POSIX ACL"
 	assert_output_has "line 10: create: no such file or directory"
+	assert_output_has "line 11: symlink: symlink target too long (it and its NUL must fit one block)"
 	assert_fsck_clean "$T/img"
 }
 
