@@ -387,17 +387,10 @@ static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
 	ext2_ino_t ino;
 	errcode_t err;
 
-	err = e3_check_new_entry(fs, parent, name, 0);
+	a.mode = LINUX_S_IFREG | (attr->mode & 07777);
+	err = e3_inode_new(img, parent, name, &a, 1, &inode, &ino);
 	if (err)
 		return err;
-	inode = e3_inode_alloc(fs);
-	if (!inode)
-		return ENOMEM;
-	err = e3_ialloc(img, parent, 0, &ino);
-	if (err)
-		goto out;
-	a.mode = LINUX_S_IFREG | (attr->mode & 07777);
-	e3_inode_init(fs, inode, &a, 1);
 	err = ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
 				      EXT2_INODE_SIZE(fs->super));
 	if (!err)

@@ -298,6 +298,30 @@ struct ext2_inode_large *e3_inode_alloc(ext2_filsys fs)
 			 isz : sizeof(struct ext2_inode_large));
 }
 
+errcode_t e3_inode_new(struct e3_image *img, ext2_ino_t parent,
+		       const char *name, const struct e3_attr *attr,
+		       uint16_t links, struct ext2_inode_large **inode,
+		       ext2_ino_t *ino)
+{
+	int is_dir = LINUX_S_ISDIR(attr->mode);
+	errcode_t err;
+
+	err = e3_check_new_entry(img->fs, parent, name, is_dir);
+	if (err)
+		return err;
+	*inode = e3_inode_alloc(img->fs);
+	if (!*inode)
+		return ENOMEM;
+	err = e3_ialloc(img, parent, is_dir, ino);
+	if (err) {
+		free(*inode);
+		*inode = NULL;
+		return err;
+	}
+	e3_inode_init(img->fs, *inode, attr, links);
+	return 0;
+}
+
 void e3_ifree(ext2_filsys fs, ext2_ino_t ino, int is_dir)
 {
 	ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);

@@ -74,6 +74,17 @@ void e3_inode_init(ext2_filsys fs, struct ext2_inode_large *inode,
  * struct ext2_inode_large; free() it. */
 struct ext2_inode_large *e3_inode_alloc(ext2_filsys fs);
 
+/* The common start of every new entry: checks name in parent (see
+ * e3_check_new_entry; a directory needs a parent link), allocates the
+ * inode number (e3_ialloc) and a buffer initialised from attr with links
+ * links. On success the caller owns *inode (free() it) and must either
+ * write the inode or give the number back with e3_ifree. Caller holds
+ * fs_lock. */
+errcode_t e3_inode_new(struct e3_image *img, ext2_ino_t parent,
+		       const char *name, const struct e3_attr *attr,
+		       uint16_t links, struct ext2_inode_large **inode,
+		       ext2_ino_t *ino);
+
 /* Maps libext2fs' "not found" style codes to ours. */
 errcode_t e3_map_err(errcode_t err);
 

@@ -135,17 +135,10 @@ static errcode_t do_mkdir(struct e3_image *img, ext2_ino_t parent,
 	blk64_t blk = 0;
 	errcode_t err;
 
-	err = e3_check_new_entry(fs, parent, name, 1);
+	a.mode = LINUX_S_IFDIR | (attr->mode & 07777);
+	err = e3_inode_new(img, parent, name, &a, 2, &inode, &ino);
 	if (err)
 		return err;
-	inode = e3_inode_alloc(fs);
-	if (!inode)
-		return ENOMEM;
-	err = e3_ialloc(img, parent, 1, &ino);
-	if (err)
-		goto out_free;
-	a.mode = LINUX_S_IFDIR | (attr->mode & 07777);
-	e3_inode_init(fs, inode, &a, 2);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.ino = ino;
 	ctx.inode = EXT2_INODE(inode);
@@ -181,7 +174,6 @@ out_blk:
 	free_meta_block(img, blk);
 out_ino:
 	e3_ifree(fs, ino, 1);
-out_free:
 	free(inode);
 	return err;
 }
@@ -264,16 +256,9 @@ static errcode_t make_node(struct e3_image *img, ext2_ino_t parent,
 	char *buf = NULL;
 	errcode_t err;
 
-	err = e3_check_new_entry(fs, parent, name, 0);
+	err = e3_inode_new(img, parent, name, attr, 1, &inode, &ino);
 	if (err)
 		return err;
-	inode = e3_inode_alloc(fs);
-	if (!inode)
-		return ENOMEM;
-	err = e3_ialloc(img, parent, 0, &ino);
-	if (err)
-		goto out_free;
-	e3_inode_init(fs, inode, attr, 1);
 	if (LINUX_S_ISCHR(attr->mode) || LINUX_S_ISBLK(attr->mode)) {
 		unsigned maj = major(rdev), min = minor(rdev);
 
@@ -326,7 +311,6 @@ out_blk:
 		free_meta_block(img, blk);
 out_ino:
 	e3_ifree(fs, ino, 0);
-out_free:
 	ext2fs_free_mem(&buf);
 	free(inode);
 	return err;
