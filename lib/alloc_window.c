@@ -325,27 +325,14 @@ static errcode_t alloc_ext3(struct e3_alloc *a, struct e3_rsv *r,
 
 /* ---- size-hinted windows --------------------------------------------------- */
 
-/* Trims [s, *e] so that no window overlaps it. Returns false (and sets
- * *skip past the window) when a window covers s itself. rsv_lock held. */
-static bool clear_of_windows(struct e3_alloc *a, blk64_t s, blk64_t *e,
-			     blk64_t *skip)
-{
-	for (;;) {
-		struct e3_rsv *w = rsv_set_find(&a->set, *e, NULL);
-
-		if (w == &a->set.dummy || w->end < s)
-			return true;
-		if (w->start <= s) {
-			*skip = w->end + 1;
-			return false;
-		}
-		*e = w->start - 1;
-	}
-}
-
 /* First run of `want` free blocks from goal, wrapping, that no window
  * touches, else the largest such run (in *best). With cross_meta, group-head
- * metadata inside a run does not end it. rsv_lock held. */
+ * metadata inside a run does not end it. rsv_lock held.
+ *
+ * Windows and the bitmap are walked forward together: each free stretch is
+ * cut at the next window before the bitmap is scanned, so a bulk load
+ * whose booked windows still read as free costs one window step each, not
+ * a scan of all the free space behind them per window. */
 static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 		     bool cross_meta, struct e3_extent *best)
 {
@@ -353,19 +340,26 @@ static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 	for (int pass = 0; pass < 2; pass++) {
 		blk64_t cur = pass ? a->first : goal;
 		blk64_t limit = pass ? goal - 1 : a->nblocks - 1;
+		struct e3_rsv *w = NULL;
 
 		if (pass && goal == a->first)
 			break;
 		while (cur <= limit) {
-			blk64_t s = bm_next_free(a, cur, limit), o, e, n;
+			blk64_t s = bm_next_free(a, cur, limit), o, e, wl, n;
+			struct e3_rsv *nx;
 
 			if (s == E3_NOBLK)
 				break;
-			o = cross_meta ? bm_next_obstacle(a, s, limit)
-				: bm_next_used(a, s, limit);
-			e = o == E3_NOBLK ? limit : o - 1;
-			if (!clear_of_windows(a, s, &e, &cur))
+			w = rsv_set_find(&a->set, s, w);
+			if (w != &a->set.dummy && w->end >= s) {
+				cur = w->end + 1;	/* s is inside a window */
 				continue;
+			}
+			nx = rsv_set_next(&a->set, w);
+			wl = nx && nx->start <= limit ? nx->start - 1 : limit;
+			o = cross_meta ? bm_next_obstacle(a, s, wl)
+				: bm_next_used(a, s, wl);
+			e = o == E3_NOBLK ? wl : o - 1;
 			n = bm_count_free(a, s, e);
 			if (n >= want) {
 				best->start = s;
