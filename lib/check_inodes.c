@@ -306,6 +306,25 @@ static void check_sizes(struct chk_worker *w, const struct ext2_inode *in,
 	}
 }
 
+/* A block walk over one inode with this worker's fd and buffers. */
+static void walk_setup(struct chk_worker *w, struct chk_walk *wk,
+		       int (*fn)(struct chk_walk *, blk64_t, e2_blkcnt_t),
+		       void *arg)
+{
+	struct chk_ctx *ctx = w->ctx;
+
+	memset(wk, 0, sizeof(*wk));
+	wk->fd = w->fd;
+	wk->bs = ctx->bs;
+	wk->first_data = ctx->fs->super->s_first_data_block;
+	wk->nblocks = ctx->nblocks;
+	wk->buf[0] = w->bbuf[0];
+	wk->buf[1] = w->bbuf[1];
+	wk->buf[2] = w->bbuf[2];
+	wk->visit = fn;
+	wk->arg = arg;
+}
+
 static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 		      const struct ext2_inode *in, int check)
 {
@@ -319,17 +338,8 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 	st.ino = ino;
 	st.is_dir = LINUX_S_ISDIR(in->i_mode);
 	st.last_lblk = -1;
-	memset(&wk, 0, sizeof(wk));
-	wk.fd = w->fd;
-	wk.bs = ctx->bs;
-	wk.first_data = ctx->fs->super->s_first_data_block;
-	wk.nblocks = ctx->nblocks;
-	wk.buf[0] = w->bbuf[0];
-	wk.buf[1] = w->bbuf[1];
-	wk.buf[2] = w->bbuf[2];
-	wk.visit = visit;
+	walk_setup(w, &wk, visit, &st);
 	wk.on_illegal = on_illegal;
-	wk.arg = &st;
 	if (in->i_file_acl)
 		ea_ok = ea_block_ok(w, ino, in->i_file_acl);
 	if (valid) {
@@ -445,16 +455,7 @@ static const char *resize_count_bad(struct chk_worker *w,
 	struct chk_walk wk;
 	uint64_t n = 0;
 
-	memset(&wk, 0, sizeof(wk));
-	wk.fd = w->fd;
-	wk.bs = ctx->bs;
-	wk.first_data = ctx->fs->super->s_first_data_block;
-	wk.nblocks = ctx->nblocks;
-	wk.buf[0] = w->bbuf[0];
-	wk.buf[1] = w->bbuf[1];
-	wk.buf[2] = w->bbuf[2];
-	wk.visit = count_visit;
-	wk.arg = &n;
+	walk_setup(w, &wk, count_visit, &n);
 	chk_walk_blocks(&wk, in);
 	if (wk.illegal)
 		return "illegal block pointers";

@@ -219,40 +219,47 @@ int jbd2_log_owns(const struct jbd2_log *log, blk64_t blk)
 
 /* descriptor and revoke blocks end with a be32 crc32c of the whole block
  * (tail zeroed while computing) */
-int jbd2_tail_verify(const struct jbd2_log *log, const unsigned char *blk)
+/* The checksum of blk with the len bytes at off zeroed (where the block
+ * keeps its own checksum); 0 on ENOMEM, with *ok cleared. */
+static uint32_t csum_zeroed(const struct jbd2_log *log,
+			    const unsigned char *blk, size_t off, size_t len,
+			    int *ok)
 {
-	unsigned char *copy;
-	uint32_t want, got;
+	unsigned char *copy = malloc(log->bs);
+	uint32_t got;
 
-	if (!jbd2_has_csum_v2v3(log->incompat))
-		return 1;
-	copy = malloc(log->bs);
+	*ok = copy != NULL;
 	if (!copy)
 		return 0;
 	memcpy(copy, blk, log->bs);
-	want = jbd2_load32(copy + log->bs - JBD2_TAIL_BYTES);
-	memset(copy + log->bs - JBD2_TAIL_BYTES, 0, JBD2_TAIL_BYTES);
+	memset(copy + off, 0, len);
 	got = jbd2_csum(log, log->csum_seed, copy, log->bs);
 	free(copy);
-	return want == got;
+	return got;
+}
+
+int jbd2_tail_verify(const struct jbd2_log *log, const unsigned char *blk)
+{
+	uint32_t want, got;
+	int ok;
+
+	if (!jbd2_has_csum_v2v3(log->incompat))
+		return 1;
+	want = jbd2_load32(blk + log->bs - JBD2_TAIL_BYTES);
+	got = csum_zeroed(log, blk, log->bs - JBD2_TAIL_BYTES, JBD2_TAIL_BYTES, &ok);
+	return ok && want == got;
 }
 
 int jbd2_commit_verify(const struct jbd2_log *log, const unsigned char *blk)
 {
 	struct jbd2_commit c;
-	unsigned char *copy;
 	uint32_t want, got;
+	int ok;
 
 	if (!jbd2_has_csum_v2v3(log->incompat))
 		return 1;
-	copy = malloc(log->bs);
-	if (!copy)
-		return 0;
-	memcpy(copy, blk, log->bs);
-	memcpy(&c, copy, sizeof(c));
+	memcpy(&c, blk, sizeof(c));
 	want = jbd2_get32(c.c_chksum[0]);
-	memset(copy + offsetof(struct jbd2_commit, c_chksum), 0, 4);
-	got = jbd2_csum(log, log->csum_seed, copy, log->bs);
-	free(copy);
-	return want == got;
+	got = csum_zeroed(log, blk, offsetof(struct jbd2_commit, c_chksum), 4, &ok);
+	return ok && want == got;
 }
