@@ -360,15 +360,26 @@ static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 			o = cross_meta ? bm_next_obstacle(a, s, wl)
 				: bm_next_used(a, s, wl);
 			e = o == E3_NOBLK ? wl : o - 1;
-			n = bm_count_free(a, s, e);
+			/* [s, e] is all free unless metadata is crossed; the
+			 * count stops at want, a fresh image's free stretch
+			 * can be the rest of the disk */
+			if (!cross_meta) {
+				n = e - s + 1;
+				o = n >= want ? s + want - 1 : e;
+			} else {
+				o = bm_nth_free(a, s, e, want);
+				n = o == E3_NOBLK ? bm_count_free(a, s, e) : want;
+				if (o == E3_NOBLK && n)
+					o = bm_nth_free(a, s, e, n);
+			}
 			if (n >= want) {
 				best->start = s;
-				best->n = bm_nth_free(a, s, e, want) - s + 1;
+				best->n = o - s + 1;
 				return true;
 			}
 			if (n > best->n) {
 				best->start = s;
-				best->n = bm_nth_free(a, s, e, n) - s + 1;
+				best->n = o - s + 1;
 			}
 			cur = e + 1;
 		}

@@ -88,7 +88,8 @@ void cp_error(struct cp_ctx *c, const char *path, errcode_t err);
 /* Bytes one worker copies at a time (one buffer per worker). */
 #define CP_BUF_SIZE (1u << 20)
 
-/* Ordered mode: files open at once behind the scanner. A constant, so
+/* Ordered mode: files open at once behind the scanner (closed in bunches
+ * of CP_BATCH_FILES once CP_ORDER_LAG + CP_BATCH_FILES are). A constant, so
  * the layout is the same at every -j. */
 #define CP_ORDER_LAG 32
 

@@ -14,6 +14,7 @@
 
 #include "image.h"
 #include "journal.h"
+#include "load_int.h"
 
 static int revoke_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
 			blk64_t ref_blk, int ref_off, void *priv)
@@ -78,6 +79,7 @@ static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
 	if (LINUX_S_ISDIR(inode.i_mode))
 		return E3_IS_DIR;
 	err = ext2fs_unlink(fs, dir, name, ino, 0);
+	e3_dc_forget(img, dir);
 	if (err)
 		return err;
 	if (inode.i_links_count > 1) {

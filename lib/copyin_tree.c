@@ -35,20 +35,28 @@ static int wanted_xattr(const char *name)
  * sorted so the image does not depend on the source's listing order. */
 static errcode_t read_xattrs(int fd, const char *path, struct cp_xattrs *x)
 {
-	char *names = NULL, *val = NULL, **sorted = NULL;
+	char small[1024], *list = small, *names = NULL, *val = NULL;
+	char **sorted = NULL;
 	ssize_t len, vlen;
 	size_t n = 0;
 	errcode_t err = 0;
 
-	len = fd >= 0 ? flistxattr(fd, NULL, 0) : llistxattr(path, NULL, 0);
-	if (len <= 0)
-		return (len < 0 && errno != ENOTSUP) ? errno : 0;
-	names = malloc(len + 1);
-	if (!names)
-		return ENOMEM;
-	len = fd >= 0 ? flistxattr(fd, names, len) : llistxattr(path, names, len);
-	if (len < 0) {
-		err = errno;
+	/* Most files have no xattrs or a short list: one call, not two. */
+	len = fd >= 0 ? flistxattr(fd, small, sizeof(small))
+		      : llistxattr(path, small, sizeof(small));
+	if (len < 0 && errno == ERANGE) {
+		len = fd >= 0 ? flistxattr(fd, NULL, 0)
+			      : llistxattr(path, NULL, 0);
+		if (len <= 0)
+			return (len < 0 && errno != ENOTSUP) ? errno : 0;
+		list = names = malloc(len + 1);
+		if (!names)
+			return ENOMEM;
+		len = fd >= 0 ? flistxattr(fd, names, len)
+			      : llistxattr(path, names, len);
+	}
+	if (len <= 0) {
+		err = (len < 0 && errno != ENOTSUP) ? errno : 0;
 		goto out;
 	}
 	sorted = malloc((len + 1) * sizeof(*sorted));
@@ -56,7 +64,7 @@ static errcode_t read_xattrs(int fd, const char *path, struct cp_xattrs *x)
 		err = ENOMEM;
 		goto out;
 	}
-	for (char *p = names; p < names + len; p += strlen(p) + 1)
+	for (char *p = list; p < list + len; p += strlen(p) + 1)
 		if (wanted_xattr(p))
 			sorted[n++] = p;
 	qsort(sorted, n, sizeof(*sorted), cp_strcmp_ptr);
@@ -95,6 +103,7 @@ struct file_job {
 	e3_file_t *f;
 	int fd;
 	uint64_t size;
+	int dense;			/* as many bytes on disk as in size */
 	char *path;
 	/* ordered mode: the worker leaves the close to the scanner */
 	int done;			/* [c->order_lock] data written */
@@ -104,9 +113,11 @@ struct file_job {
 };
 
 /* Copies the data regions of fd into f. *src_err tells a source failure
- * (reported, the copy goes on) from an image failure (fatal). */
-static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, char *buf,
-			      int *src_err)
+ * (reported, the copy goes on) from an image failure (fatal). A dense
+ * file (as many bytes allocated as its size: tar's test for "not sparse")
+ * is read straight through, without two lseeks per file. */
+static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
+			      char *buf, int *src_err)
 {
 	off_t off = 0, data, hole;
 	ssize_t n;
@@ -114,6 +125,11 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, char *buf,
 
 	*src_err = 0;
 	while ((uint64_t)off < size) {
+		if (dense) {		/* no hole to look for */
+			data = 0;
+			hole = (off_t)size;
+			goto copy;
+		}
 		data = lseek(fd, off, SEEK_DATA);
 		if (data < 0) {
 			if (errno == ENXIO)
@@ -127,6 +143,7 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, char *buf,
 		}
 		if ((uint64_t)hole > size)
 			hole = (off_t)size;
+copy:
 		for (off = data; off < hole; off += n) {
 			size_t want = (size_t)(hole - off);
 
@@ -141,20 +158,19 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, char *buf,
 			if (err)
 				return err;
 		}
-		if ((uint64_t)data >= size)
+		if ((uint64_t)data >= size || dense)
 			break;
 	}
 	return e3_file_set_size(f, size);
 }
 
-/* The end of a file: closed, counted, freed. err: how the copy went. */
-static errcode_t file_job_finish(struct file_job *j, errcode_t err,
-				 int src_err)
+/* After the image file is closed (with close_err): the source closed,
+ * the file counted, the job freed. err: how the copy went. */
+static errcode_t file_job_done(struct file_job *j, errcode_t err,
+			       int src_err, errcode_t err2)
 {
 	struct cp_ctx *c = j->c;
-	errcode_t err2;
 
-	err2 = e3_file_close(j->f);
 	close(j->fd);
 	if (err && src_err) {
 		cp_error(c, j->path, err);	/* the entry stays, short */
@@ -169,6 +185,13 @@ static errcode_t file_job_finish(struct file_job *j, errcode_t err,
 	return err;
 }
 
+/* The end of a file: closed, counted, freed. */
+static errcode_t file_job_finish(struct file_job *j, errcode_t err,
+				 int src_err)
+{
+	return file_job_done(j, err, src_err, e3_file_close(j->f));
+}
+
 static errcode_t file_job_run(void *arg, unsigned worker)
 {
 	struct file_job *j = arg;
@@ -176,7 +199,8 @@ static errcode_t file_job_run(void *arg, unsigned worker)
 	int src_err;
 	errcode_t err;
 
-	err = copy_regions(j->fd, j->f, j->size, c->bufs[worker], &src_err);
+	err = copy_regions(j->fd, j->f, j->size, j->dense, c->bufs[worker],
+			   &src_err);
 	if (!c->ordered)
 		return file_job_finish(j, err, src_err);
 	if (err && !src_err)
@@ -197,14 +221,38 @@ static errcode_t file_job_run(void *arg, unsigned worker)
  * a context switch) per file cost more than copying a few KiB. */
 static errcode_t batch_run(void *arg, unsigned worker)
 {
-	struct file_job *j = arg, *next;
-	errcode_t err = 0, e;
+	struct file_job *j = arg, *next, *jobs[CP_BATCH_FILES];
+	e3_file_t *files[CP_BATCH_FILES];
+	errcode_t err = 0, e, errs[CP_BATCH_FILES], cerrs[CP_BATCH_FILES];
+	int src_errs[CP_BATCH_FILES];
 
-	for (; j; j = next) {
-		next = j->bnext;	/* j may be freed once it is done */
-		e = file_job_run(j, worker);
-		if (!err)
-			err = e;
+	if (j->c->ordered) {
+		for (; j; j = next) {
+			next = j->bnext; /* j may be freed once it is done */
+			e = file_job_run(j, worker);
+			if (!err)
+				err = e;
+		}
+		return err;
+	}
+	/* the data of a few files, then one close for them all: the image's
+	 * lock once per batch instead of once per file */
+	while (j) {
+		size_t n = 0;
+
+		for (; j && n < CP_BATCH_FILES; j = j->bnext, n++) {
+			jobs[n] = j;
+			files[n] = j->f;
+			errs[n] = copy_regions(j->fd, j->f, j->size, j->dense,
+					       j->c->bufs[worker], &src_errs[n]);
+		}
+		e3_file_close_many(files, n, cerrs);
+		for (size_t i = 0; i < n; i++) {
+			e = file_job_done(jobs[i], errs[i], src_errs[i],
+					  cerrs[i]);
+			if (!err)
+				err = e;
+		}
 	}
 	return err;
 }
@@ -247,29 +295,43 @@ errcode_t cp_flush_batch(struct cp_ctx *c)
 
 errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep)
 {
-	struct file_job *j;
-	errcode_t err = 0, e;
-	int done;
+	struct file_job *j, *jobs[CP_BATCH_FILES];
+	e3_file_t *files[CP_BATCH_FILES];
+	errcode_t err = 0, e, errs[CP_BATCH_FILES];
+	int done[CP_BATCH_FILES];
+	size_t n;
 
 	if (c->order_len > keep) {
 		err = cp_flush_batch(c);	/* the oldest may be in it */
 		if (err)
 			return err;
 	}
-
+	/* oldest first, a few at a time under one image lock */
 	while (!err && c->order_len > keep) {
-		j = c->order_head;
 		pthread_mutex_lock(&c->order_lock);
-		while (!j->done)
-			pthread_cond_wait(&c->order_cond, &c->order_lock);
-		done = j->done;
-		e = j->err;
+		for (n = 0, j = c->order_head;
+		     n < CP_BATCH_FILES && c->order_len - n > keep;
+		     n++, j = j->next) {
+			while (!j->done)
+				pthread_cond_wait(&c->order_cond,
+						  &c->order_lock);
+			jobs[n] = j;
+			files[n] = j->f;
+			done[n] = j->done;
+		}
 		pthread_mutex_unlock(&c->order_lock);
-		c->order_head = j->next;
+		c->order_head = j;
 		if (!c->order_head)
 			c->order_tail = NULL;
-		c->order_len--;
-		err = file_job_finish(j, e, done == 1 ? 0 : done > 0);
+		c->order_len -= n;
+		e3_file_close_many(files, n, errs);
+		for (size_t i = 0; i < n; i++) {
+			e = file_job_done(jobs[i], jobs[i]->err,
+					  done[i] == 1 ? 0 : done[i] > 0,
+					  errs[i]);
+			if (!err)
+				err = e;
+		}
 	}
 	return err;
 }
@@ -296,7 +358,9 @@ static errcode_t queue_job(struct cp_ctx *c, struct file_job *j)
 	err = 0;
 	if (c->batch_n >= CP_BATCH_FILES || c->batch_bytes >= CP_BATCH_BYTES)
 		err = cp_flush_batch(c);
-	if (!err && c->ordered)
+	/* closes come in bunches (one image lock each); when depends only on
+	 * how many files were created, so the layout stays reproducible */
+	if (!err && c->ordered && c->order_len >= c->order_lag + CP_BATCH_FILES)
 		err = cp_close_oldest(c, c->order_lag);
 	return err;
 }
@@ -381,6 +445,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	}
 	*j = (struct file_job){ .c = c, .f = f, .fd = fd,
 				.size = (uint64_t)st->st_size,
+				.dense = size_hint(st) == (uint64_t)st->st_size,
 				.path = strdup(path) };
 	return queue_job(c, j);
 }

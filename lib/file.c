@@ -570,14 +570,14 @@ static void release_blocks(struct e3_file *f)
 	}
 }
 
-errcode_t e3_file_close(e3_file_t *f)
+/* Close in three steps so that many files can share one fs_lock hold.
+ * First, with f->lock held (kept until close_end): the data leaves the
+ * write-behind buffer. E3_FILE_CLOSED: f was closed before, nothing else
+ * is done with it. */
+static errcode_t close_begin(struct e3_file *f)
 {
-	struct e3_image *img;
-	errcode_t err, err2;
+	errcode_t err;
 
-	if (!f)
-		return 0;
-	img = f->img;
 	pthread_mutex_lock(&f->lock);
 	if (f->closed) {
 		pthread_mutex_unlock(&f->lock);
@@ -585,16 +585,28 @@ errcode_t e3_file_close(e3_file_t *f)
 	}
 	f->closed = 1;
 	err = buf_flush(f);
-	if (!err)
-		err = f->werr;
-	e3_fs_lock(img);
+	return err ? err : f->werr;
+}
+
+/* Under fs_lock: the inode takes the blocks, or (err) they go back. */
+static errcode_t close_commit(struct e3_file *f, errcode_t err)
+{
+	errcode_t err2;
+
 	if (!err)
 		err = commit_file(f);
 	if (err)
 		release_blocks(f);
-	err2 = e3_op_end(img);
-	e3_fs_unlock(img);
-	/* what was claimed and not used (or not kept) goes back */
+	err2 = e3_op_end(f->img);
+	return err ? err : err2;
+}
+
+/* Without fs_lock: what was claimed and not used (or not kept) goes
+ * back; f is freed. */
+static void close_end(struct e3_file *f)
+{
+	struct e3_image *img = f->img;
+
 	for (size_t i = 0; i < f->nruns; i++) {
 		struct e3_run *r = &f->runs[i];
 
@@ -606,5 +618,48 @@ errcode_t e3_file_close(e3_file_t *f)
 	pthread_mutex_unlock(&f->lock);
 	e3_load_file_del(img, f);
 	file_free(f);
-	return err ? err : err2;
+}
+
+errcode_t e3_file_close(e3_file_t *f)
+{
+	errcode_t err;
+
+	if (!f)
+		return 0;
+	err = close_begin(f);
+	if (err == E3_FILE_CLOSED)
+		return err;
+	e3_fs_lock(f->img);
+	err = close_commit(f, err);
+	e3_fs_unlock(f->img);
+	close_end(f);
+	return err;
+}
+
+errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
+{
+	struct e3_image *img = NULL;
+	errcode_t first = 0;
+
+	/* each file's lock, then fs_lock once: the documented order, and no
+	 * one else takes these files' locks (a file has one user) */
+	for (size_t i = 0; i < n; i++) {
+		errs[i] = files[i] ? close_begin(files[i]) : 0;
+		if (files[i] && errs[i] != E3_FILE_CLOSED)
+			img = files[i]->img;
+	}
+	if (img) {
+		e3_fs_lock(img);
+		for (size_t i = 0; i < n; i++)
+			if (files[i] && errs[i] != E3_FILE_CLOSED)
+				errs[i] = close_commit(files[i], errs[i]);
+		e3_fs_unlock(img);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (files[i] && errs[i] != E3_FILE_CLOSED)
+			close_end(files[i]);
+		if (!first)
+			first = errs[i];
+	}
+	return first;
 }

@@ -22,6 +22,7 @@
 #include "blockmap.h"
 #include "journal.h"
 #include "copyin.h"
+#include "load_int.h"
 
 struct hent {
 	uint32_t hash, minor;
@@ -365,6 +366,7 @@ static errcode_t index_one(struct e3_image *img, ext2_ino_t ino, char *buf)
 	if (!LINUX_S_ISDIR(inode.i_mode) || (inode.i_flags & EXT2_INDEX_FL) ||
 	    EXT2_I_SIZE(&inode) <= fs->blocksize)
 		return 0;
+	e3_dc_forget(img, ino);		/* its blocks are about to move */
 	d.hash_version = fs->super->s_def_hash_version;
 	d.hash_alg = d.hash_version;
 	if (d.hash_alg <= EXT2_HASH_TEA &&

@@ -203,7 +203,16 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 	if (opts)
 		img->opts = *opts;
 	img->flags = img->opts.flags;
-	pthread_mutex_init(&img->fs_lock, NULL);
+	{
+		/* fs_lock is held for microseconds at a time by many threads:
+		 * spinning a little beats a futex sleep and a context switch */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(&img->fs_lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	img->path = strdup(path);
 	if (!img->path) {
 		err = ENOMEM;

@@ -62,6 +62,7 @@ static void free_load(struct e3_image *img)
 			free(s);
 		}
 	}
+	e3_dc_free(img);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
 	img->load = NULL;
@@ -151,6 +152,7 @@ errcode_t e3_map_err(errcode_t err)
 errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
 			     const char *name, int links_needed)
 {
+	struct e3_image *img = e3_image_of(fs);
 	struct ext2_inode pi;
 	ext2_ino_t ino;
 	errcode_t err;
@@ -169,6 +171,13 @@ errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
 		return E3_NOT_DIR;
 	if (links_needed && pi.i_links_count >= E3_LINK_MAX)
 		return E3_LINK_LIMIT;
+	if (img) {
+		int maybe;
+
+		err = e3_dc_may_hold(img, parent, name, &maybe);
+		if (err || !maybe)
+			return err;
+	}
 	err = ext2fs_lookup(fs, parent, name, (int)strlen(name), NULL, &ino);
 	if (err == 0)
 		return E3_NAME_EXISTS;
@@ -214,13 +223,31 @@ static errcode_t dir_room(ext2_filsys fs, ext2_ino_t dir)
 	return 0;
 }
 
+/* Through the directory cache when it covers dir (images opened by this
+ * library), else libext2fs. */
+static errcode_t link_once(struct e3_image *img, ext2_filsys fs,
+			   ext2_ino_t dir, const char *name, ext2_ino_t ino,
+			   int ft)
+{
+	int handled = 0;
+	errcode_t err;
+
+	if (img) {
+		err = e3_dc_link(img, dir, name, ino, ft, &handled);
+		if (err || handled)
+			return err;
+	}
+	return ext2fs_link(fs, dir, name, ino, ft);
+}
+
 errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
 		     ext2_ino_t ino, uint32_t mode)
 {
 	int ft = ext2fs_has_feature_filetype(fs->super) ? file_type_of(mode) : 0;
+	struct e3_image *img = e3_image_of(fs);
 	errcode_t err;
 
-	err = ext2fs_link(fs, dir, name, ino, ft);
+	err = link_once(img, fs, dir, name, ino, ft);
 	if (err == EXT2_ET_DIR_NO_SPACE) {
 		/* 1.47.0's ext2fs_link does not grow the directory itself;
 		 * expand_dir allocates through our hook. */
@@ -229,7 +256,7 @@ errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
 			err = ext2fs_expand_dir(fs, dir);
 		if (err)
 			return e3_map_err(err);
-		err = ext2fs_link(fs, dir, name, ino, ft);
+		err = link_once(img, fs, dir, name, ino, ft);
 	}
 	return e3_map_err(err);
 }

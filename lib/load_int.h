@@ -33,7 +33,23 @@ struct e3_load {
 	struct e3_ea_share *ea[E3_EA_SHARE_BUCKETS]; /* [fs_lock] */
 	size_t write_buffer;		/* bytes per file write-behind buffer,
 					   E3_WRITE_BUFFER or 1 MiB; fixed */
+	struct e3_dcache *dcache;	/* [fs_lock] dircache.c */
 };
+
+/* dircache.c: names and free room of the directories names are added to.
+ * All under fs_lock. */
+/* *maybe = 0 when dir certainly does not hold name; 1 when it may (or the
+ * cache cannot tell): the caller then looks it up. */
+errcode_t e3_dc_may_hold(struct e3_image *img, ext2_ino_t dir,
+			 const char *name, int *maybe);
+/* Adds the entry where ext2fs_link would. *handled = 0: the cache does not
+ * cover dir, use ext2fs_link. EXT2_ET_DIR_NO_SPACE: grow dir first. */
+errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
+		     ext2_ino_t ino, int ft, int *handled);
+/* A name was removed from dir (or its blocks rewritten): read it again
+ * when next needed. */
+void e3_dc_forget(struct e3_image *img, ext2_ino_t dir);
+void e3_dc_free(struct e3_image *img);
 
 /* Registers/unregisters an open file so that image close can tell. */
 void e3_load_file_add(struct e3_image *img, struct e3_file *f);

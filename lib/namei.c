@@ -163,6 +163,7 @@ static errcode_t do_mkdir(struct e3_image *img, ext2_ino_t parent,
 	err = inc_links(fs, parent);
 	if (err) {
 		ext2fs_unlink(fs, parent, name, ino, 0);
+		e3_dc_forget(img, parent);
 		goto out_inode;
 	}
 	*ret = ino;
@@ -234,8 +235,10 @@ errcode_t e3_link(e3_image_t *img, ext2_ino_t parent, const char *name,
 	if (err)
 		goto out;
 	err = inc_links(fs, ino);
-	if (err)
+	if (err) {
 		ext2fs_unlink(fs, parent, name, ino, 0);
+		e3_dc_forget(img, parent);
+	}
 out:
 	err2 = e3_op_end(img);
 	e3_fs_unlock(img);
