@@ -117,6 +117,7 @@ struct twin {
 	struct ent *ent;
 	int nent;
 	int mismatches;			/* A and B disagreed on an outcome */
+	int nadd, ndup, nrm;		/* what the script did, for the log */
 };
 
 static struct e3_attr attr_of(enum kind k)
@@ -264,6 +265,7 @@ static int add_both(struct twin *t, int dir, const char *name, enum kind k)
 		t->mismatches++;
 		return -1;
 	}
+	t->nadd++;
 	if (t->nent < MAXENT) {
 		struct ent *e = &t->ent[t->nent++];
 
@@ -342,6 +344,7 @@ static void run_script(struct twin *t, int n, int mkdirs)
 
 			if (e->gone)
 				continue;
+			t->ndup++;
 			err = add_a(t, e->dir, e->name,
 				    (enum kind)(rnd() % NKIND), &ino);
 			if (err != E3_NAME_EXISTS) {
@@ -367,6 +370,7 @@ static void run_script(struct twin *t, int n, int mkdirs)
 				t->mismatches++;
 			}
 			e->gone = 1;
+			t->nrm++;
 			/* half the time, the same name again at once */
 			if (rnd() % 2 && t->nent < MAXENT)
 				add_both(t, e->dir, e->name, K_FILE);
@@ -486,6 +490,9 @@ static void close_and_compare(struct twin *t, unsigned min_blocks)
 	/* the script really grew the first directory over many blocks */
 	CHECK_OK(ext2fs_read_inode(fa, t->dir_a[0], &in));
 	CHECK(EXT2_I_SIZE(&in) / fa->blocksize >= min_blocks);
+	printf("# %d names added, %d duplicates refused, %d removed, %d "
+	       "directories; the first is %u blocks\n", t->nadd, t->ndup,
+	       t->nrm, t->ndirs, (unsigned)(EXT2_I_SIZE(&in) / fa->blocksize));
 	ext2fs_close_free(&fa);
 	CHECK_OK(ext2fs_close_free(&t->b));
 	CHECK(fsck_clean(path_a));
@@ -585,6 +592,7 @@ static void test_exists_exact(void)
 	set_paths();
 	if (make_image(path_a) || !(img = open_a())) {
 		CHECK(!"image");
+		unlink(path_a);
 		return;
 	}
 	CHECK_OK(e3_mkdir(img, EXT2_ROOT_INO, "d", &da, &d));
@@ -615,8 +623,10 @@ static void test_exists_exact(void)
 			CHECK_OK(e3_image_close(img));
 			img = open_a();
 			CHECK(img != NULL);
-			if (!img)
+			if (!img) {
+				unlink(path_a);
 				return;
+			}
 		}
 	}
 	/* near misses of names that exist are new names */
@@ -672,6 +682,7 @@ static void test_close_many(void)
 	set_paths();
 	if (make_image(path_a) || !(img = open_a())) {
 		CHECK(!"image");
+		unlink(path_a);
 		return;
 	}
 	for (int i = 0; i < NCLOSE; i++) {
