@@ -345,7 +345,7 @@ static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 		if (pass && goal == a->first)
 			break;
 		while (cur <= limit) {
-			blk64_t s = bm_next_free(a, cur, limit), o, e, wl, n;
+			blk64_t s = bm_next_free(a, cur, limit), o, e, wl, ol, n;
 			struct e3_rsv *nx;
 
 			if (s == E3_NOBLK)
@@ -357,9 +357,15 @@ static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 			}
 			nx = rsv_set_next(&a->set, w);
 			wl = nx && nx->start <= limit ? nx->start - 1 : limit;
+			/* without metadata to cross, want blocks past s are
+			 * all that need looking at */
+			if (cross_meta)
+				ol = wl;
+			else
+				ol = want - 1 < wl - s ? s + want - 1 : wl;
 			o = cross_meta ? bm_next_obstacle(a, s, wl)
-				: bm_next_used(a, s, wl);
-			e = o == E3_NOBLK ? wl : o - 1;
+				: bm_next_used(a, s, ol);
+			e = o == E3_NOBLK ? ol : o - 1;
 			/* [s, e] is all free unless metadata is crossed; the
 			 * count stops at want, a fresh image's free stretch
 			 * can be the rest of the disk */

@@ -410,7 +410,8 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			continue;
 		if (S_ISREG(st.st_mode) && cp_is_archive(srcs[i]))
 			continue;	/* a stream: checked as it goes */
-		err = cp_measure_tree(srcs[i], bs, isz, &need);
+		err = cp_measure_tree(srcs[i], bs, isz,
+				      c->o->threads ? c->o->threads : 1, &need);
 		if (err)
 			return err;
 		total.blocks += need.blocks;

@@ -165,9 +165,10 @@ struct cp_devtab_entry {
 errcode_t cp_devtab_parse_line(char *line, struct cp_devtab_entry *e,
 			       int *skip);
 
-/* Blocks and inodes a source tree (or file) needs in an image. */
+/* Blocks and inodes a source tree (or file) needs in an image, read by
+ * `threads` threads. */
 errcode_t cp_measure_tree(const char *src, unsigned blocksize,
-			  unsigned inode_size,
+			  unsigned inode_size, unsigned threads,
 			  struct e3_copyin_need *need);
 /* Indirect blocks needed to map data blocks [first, first+count). Call per
  * data run, in increasing order, with the same state: shared indirect

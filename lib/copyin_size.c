@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,41 +94,83 @@ static uint64_t xattr_blocks(int fd, const char *path, unsigned inode_size)
 	return 1;
 }
 
+/*
+ * The walk runs on several threads (it is a stat of every entry, and the
+ * copy cannot start before it ends): a shared stack of directories still
+ * to read; each thread pops one, reads and measures its entries, and
+ * pushes the subdirectories it found. Sums do not depend on the order.
+ *
+ * LOCKING: m->lock guards the stack, busy, err, the totals and the
+ * hard-link map; a thread measures one directory without it.
+ */
 struct measure {
 	unsigned bs, isz;
-	struct e3_copyin_need *need;
-	struct cp_linkmap *links;
+	const char *root;		/* the source directory itself */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	char **stack;			/* [lock] paths of directories to read */
+	size_t n, cap;			/* [lock] */
+	unsigned busy;			/* [lock] threads reading a directory */
+	errcode_t err;			/* [lock] first error: everyone stops */
+	struct e3_copyin_need total;	/* [lock] */
+	struct cp_linkmap *links;	/* [lock] */
 };
 
-static errcode_t measure_dir(struct measure *m, int dirfd, const char *path);
+/* One directory's worth, summed without the lock. */
+struct dir_sum {
+	struct e3_copyin_need need;
+	char **subdirs;
+	size_t nsub, capsub;
+};
 
-static errcode_t measure_entry(struct measure *m, int dirfd, const char *name,
-			       const char *path)
+static errcode_t add_subdir(struct dir_sum *ds, const char *path)
 {
+	if (ds->nsub == ds->capsub) {
+		size_t cap = ds->capsub ? ds->capsub * 2 : 16;
+		char **p = realloc(ds->subdirs, cap * sizeof(*p));
+
+		if (!p)
+			return ENOMEM;
+		ds->subdirs = p;
+		ds->capsub = cap;
+	}
+	if (!(ds->subdirs[ds->nsub] = strdup(path)))
+		return ENOMEM;
+	ds->nsub++;
+	return 0;
+}
+
+/* Hard links count once: 1 when (dev, ino) was met before. */
+static int seen_link(struct measure *m, const struct stat *st)
+{
+	int seen;
+
+	pthread_mutex_lock(&m->lock);
+	seen = cp_linkmap_get(m->links, st->st_dev, st->st_ino) != 0;
+	if (!seen)
+		cp_linkmap_put(m->links, st->st_dev, st->st_ino, 1);
+	pthread_mutex_unlock(&m->lock);
+	return seen;
+}
+
+static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
+			       int dirfd, const char *name, const char *path)
+{
+	struct e3_copyin_need *need = &ds->need;
 	struct stat st;
 	uint64_t nb;
 	int fd;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;	/* the copy will report it */
-	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
-		if (cp_linkmap_get(m->links, st.st_dev, st.st_ino))
-			return 0;
-		cp_linkmap_put(m->links, st.st_dev, st.st_ino, 1);
-	}
-	m->need->inodes++;
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && seen_link(m, &st))
+		return 0;
+	need->inodes++;
 	if (S_ISDIR(st.st_mode)) {
-		m->need->dirs++;
-		fd = cp_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-		if (fd < 0)
-			return 0;
-		m->need->blocks += xattr_blocks(fd, path, m->isz);
-		errcode_t err = measure_dir(m, fd, path);
-
-		close(fd);
-		return err;
+		need->dirs++;
+		return add_subdir(ds, path);	/* its xattrs when it is read */
 	}
-	m->need->files++;
+	need->files++;
 	if (S_ISREG(st.st_mode)) {
 		nb = ((uint64_t)st.st_size + m->bs - 1) / m->bs;
 		nb = dense_blocks(m->bs, nb);
@@ -138,13 +181,13 @@ static errcode_t measure_entry(struct measure *m, int dirfd, const char *name,
 			nb = sparse_blocks(fd, m->bs, (uint64_t)st.st_size);
 			close(fd);
 		}
-		m->need->blocks += nb + xattr_blocks(-1, path, m->isz);
-		m->need->bytes += (uint64_t)st.st_size;
+		need->blocks += nb + xattr_blocks(-1, path, m->isz);
+		need->bytes += (uint64_t)st.st_size;
 		return 0;
 	}
 	if (S_ISLNK(st.st_mode) && st.st_size >= 60)
-		m->need->blocks += ((uint64_t)st.st_size + m->bs - 1) / m->bs;
-	m->need->blocks += xattr_blocks(-1, path, m->isz);
+		need->blocks += ((uint64_t)st.st_size + m->bs - 1) / m->bs;
+	need->blocks += xattr_blocks(-1, path, m->isz);
 	return 0;
 }
 
@@ -183,18 +226,27 @@ static void free_names(char **names, size_t n)
 	free(names);
 }
 
-static errcode_t measure_dir(struct measure *m, int dirfd, const char *path)
+/* Reads one directory: its own xattr blocks (top: the source root, which
+ * is not copied as an entry), its blocks and every entry's needs. */
+static errcode_t measure_dir(struct measure *m, const char *path, int top,
+			     struct dir_sum *ds)
 {
 	char **names = NULL, **nn, *sub;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	errcode_t err = 0;
 	DIR *d;
-	int dfd = dup(dirfd);
+	int fd;
 
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	fd = cp_openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY |
+		       (top ? 0 : O_NOFOLLOW));
+	if (fd < 0)
+		return 0;	/* the copy will report it */
+	if (!top)
+		ds->need.blocks += xattr_blocks(fd, path, m->isz);
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
 		return 0;
 	}
 	while ((de = readdir(d))) {
@@ -215,9 +267,8 @@ static errcode_t measure_dir(struct measure *m, int dirfd, const char *path)
 		}
 		n++;
 	}
-	closedir(d);
 	if (!err)
-		m->need->blocks += dir_blocks(m->bs, names, n);
+		ds->need.blocks += dir_blocks(m->bs, names, n);
 	for (size_t i = 0; i < n && !err; i++) {
 		size_t len = strlen(path) + strlen(names[i]) + 2;
 
@@ -227,17 +278,91 @@ static errcode_t measure_dir(struct measure *m, int dirfd, const char *path)
 			break;
 		}
 		snprintf(sub, len, "%s/%s", path, names[i]);
-		err = measure_entry(m, dirfd, names[i], sub);
+		err = measure_entry(m, ds, dirfd(d), names[i], sub);
 		free(sub);
 	}
+	closedir(d);
 	free_names(names, n);
 	return err;
 }
 
-errcode_t cp_measure_tree(const char *src, unsigned blocksize,
-			  unsigned inode_size, struct e3_copyin_need *need)
+static void sum_into(struct e3_copyin_need *t, const struct e3_copyin_need *a)
 {
-	struct measure m = { .bs = blocksize, .isz = inode_size, .need = need };
+	t->blocks += a->blocks;
+	t->inodes += a->inodes;
+	t->files += a->files;
+	t->dirs += a->dirs;
+	t->bytes += a->bytes;
+}
+
+/* Takes the pushed paths over from ds. m->lock held. */
+static errcode_t push_subdirs(struct measure *m, struct dir_sum *ds)
+{
+	if (m->n + ds->nsub > m->cap) {
+		size_t cap = m->cap ? m->cap : 64;
+		char **p;
+
+		while (cap < m->n + ds->nsub)
+			cap *= 2;
+		p = realloc(m->stack, cap * sizeof(*p));
+		if (!p)
+			return ENOMEM;
+		m->stack = p;
+		m->cap = cap;
+	}
+	/* reversed, so that popping visits them in listing order */
+	for (size_t i = ds->nsub; i > 0; i--)
+		m->stack[m->n++] = ds->subdirs[i - 1];
+	ds->nsub = 0;
+	return 0;
+}
+
+static void *measure_thread(void *arg)
+{
+	struct measure *m = arg;
+	struct dir_sum ds = { 0 };
+	errcode_t err;
+	char *path;
+
+	pthread_mutex_lock(&m->lock);
+	for (;;) {
+		while (!m->n && m->busy && !m->err)
+			pthread_cond_wait(&m->cond, &m->lock);
+		if (!m->n || m->err)
+			break;
+		path = m->stack[--m->n];
+		m->busy++;
+		pthread_mutex_unlock(&m->lock);
+
+		memset(&ds.need, 0, sizeof(ds.need));
+		err = measure_dir(m, path, strcmp(path, m->root) == 0, &ds);
+		free(path);
+
+		pthread_mutex_lock(&m->lock);
+		m->busy--;
+		sum_into(&m->total, &ds.need);
+		if (!err)
+			err = push_subdirs(m, &ds);
+		if (err && !m->err)
+			m->err = err;
+		for (size_t i = 0; i < ds.nsub; i++)	/* not pushed */
+			free(ds.subdirs[i]);
+		ds.nsub = 0;
+		pthread_cond_broadcast(&m->cond);
+	}
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	free(ds.subdirs);
+	return NULL;
+}
+
+errcode_t cp_measure_tree(const char *src, unsigned blocksize,
+			  unsigned inode_size, unsigned threads,
+			  struct e3_copyin_need *need)
+{
+	struct measure m = { .bs = blocksize, .isz = inode_size, .root = src };
+	pthread_t *tids = NULL;
+	unsigned started = 0;
 	struct stat st;
 	errcode_t err;
 	int fd;
@@ -248,28 +373,51 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 	err = cp_linkmap_create(&m.links);
 	if (err)
 		return err;
-	if (S_ISDIR(st.st_mode)) {
-		fd = cp_openat(AT_FDCWD, src, O_RDONLY | O_DIRECTORY);
-		if (fd < 0) {
-			err = errno;
-		} else {
-			err = measure_dir(&m, fd, src);
-			close(fd);
-		}
-	} else {
+	if (!S_ISDIR(st.st_mode)) {
+		struct dir_sum ds = { 0 };
 		char *d1 = strdup(src), *d2 = strdup(src);
 
 		if (!d1 || !d2) {
 			err = ENOMEM;
 		} else {
 			fd = cp_openat(AT_FDCWD, dirname(d1), O_RDONLY | O_DIRECTORY);
-			err = fd < 0 ? errno : measure_entry(&m, fd, basename(d2), src);
+			err = fd < 0 ? errno : measure_entry(&m, &ds, fd,
+							     basename(d2), src);
 			if (fd >= 0)
 				close(fd);
 		}
+		*need = ds.need;
+		free(ds.subdirs);
 		free(d1);
 		free(d2);
+		cp_linkmap_free(m.links);
+		return err;
 	}
+	pthread_mutex_init(&m.lock, NULL);
+	pthread_cond_init(&m.cond, NULL);
+	m.stack = malloc(sizeof(*m.stack));
+	if (!m.stack || !(m.stack[0] = strdup(src))) {
+		err = ENOMEM;
+		goto out;
+	}
+	m.n = m.cap = 1;
+	if (threads > 1)
+		tids = calloc(threads - 1, sizeof(*tids));
+	for (unsigned i = 0; tids && i < threads - 1; i++, started++)
+		if (pthread_create(&tids[i], NULL, measure_thread, &m))
+			break;		/* fewer helpers: still correct */
+	measure_thread(&m);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	err = m.err;
+	*need = m.total;
+out:
+	while (m.stack && m.n)
+		free(m.stack[--m.n]);
+	free(m.stack);
+	free(tids);
+	pthread_cond_destroy(&m.cond);
+	pthread_mutex_destroy(&m.lock);
 	cp_linkmap_free(m.links);
 	return err;
 }
@@ -278,6 +426,8 @@ errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
 			    unsigned blocksize, unsigned inode_size,
 			    struct e3_copyin_need *need)
 {
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned threads = cpus > 1 ? (unsigned)(cpus > 16 ? 16 : cpus) : 1;
 	struct e3_copyin_need n;
 	errcode_t err;
 
@@ -285,7 +435,8 @@ errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
 	for (size_t i = 0; i < nsrcs; i++) {
 		if (strcmp(srcs[i], "-") == 0 || cp_is_archive(srcs[i]))
 			return E3_SOURCE_TYPE;	/* streams are not measured */
-		err = cp_measure_tree(srcs[i], blocksize, inode_size, &n);
+		err = cp_measure_tree(srcs[i], blocksize, inode_size, threads,
+				      &n);
 		if (err)
 			return err;
 		need->blocks += n.blocks;

@@ -6,7 +6,9 @@
  * a tree of small files.
  *
  * Per directory: a set of 64-bit hashes of its names, and per block its
- * address and the largest entry that still fits in it ("room").
+ * address, the largest entry that still fits in it ("room") and where the
+ * first entry with any slack is, so that appending does not walk the
+ * whole block.
  *
  * The cache only steers; it is never trusted with the image's contents:
  * - A hash that is absent means the name is absent: a directory is read
@@ -36,6 +38,8 @@ struct dc_dir {
 	size_t cap;			/* of pblk and room */
 	blk64_t *pblk;			/* 0: a hole, never used */
 	uint32_t *room;			/* largest rec_len a new entry gets */
+	uint32_t *from;			/* first entry with room for any name:
+					   the ones before it stay full */
 	uint64_t *hash;			/* open addressing, 0 = empty slot */
 	size_t hcap, hn;
 };
@@ -112,6 +116,7 @@ static void dir_free(struct dc_dir *d)
 	if (d) {
 		free(d->pblk);
 		free(d->room);
+		free(d->from);
 		free(d->hash);
 		free(d);
 	}
@@ -230,14 +235,17 @@ static unsigned entry_room(const struct ext2_dir_entry *de, unsigned rec_len)
 	return rec_len > min ? rec_len - min : 0;
 }
 
-/* Walks one block: room (largest entry_room) and, with d, every name
- * hashed into d. EXT2_ET_DIR_CORRUPTED on a malformed block. */
-static errcode_t measure_block(ext2_filsys fs, char *buf, struct dc_dir *d,
-			       uint32_t *room)
+/* Walks one block from offset off: room (largest entry_room), *from
+ * (first entry with room for the shortest name, else the block size) and,
+ * with d, every name hashed into d. EXT2_ET_DIR_CORRUPTED on a malformed
+ * block. */
+static errcode_t measure_block(ext2_filsys fs, char *buf, unsigned off,
+			       struct dc_dir *d, uint32_t *room, uint32_t *from)
 {
-	unsigned off = 0, rec_len, best = 0, r;
+	unsigned rec_len, best = 0, r;
 	errcode_t err;
 
+	*from = fs->blocksize;
 	while (off < fs->blocksize) {
 		struct ext2_dir_entry *de = (struct ext2_dir_entry *)(buf + off);
 
@@ -252,6 +260,8 @@ static errcode_t measure_block(ext2_filsys fs, char *buf, struct dc_dir *d,
 		r = entry_room(de, rec_len);
 		if (r > best)
 			best = r;
+		if (r >= EXT2_DIR_REC_LEN(1) && *from == fs->blocksize)
+			*from = off;
 		if (d && de->inode) {
 			err = hash_put(d, name_hash(de->name,
 					ext2fs_dirent_name_len(de)));
@@ -303,6 +313,10 @@ static errcode_t extend(ext2_filsys fs, struct e3_dcache *c, struct dc_dir *d,
 		if (!r)
 			return ENOMEM;
 		d->room = r;
+		r = realloc(d->from, cap * sizeof(*r));
+		if (!r)
+			return ENOMEM;
+		d->from = r;
 		d->cap = cap;
 	}
 	m = (struct map_walk){ d->pblk + d->nblocks, d->nblocks, n - d->nblocks };
@@ -318,11 +332,13 @@ static errcode_t extend(ext2_filsys fs, struct e3_dcache *c, struct dc_dir *d,
 		return err;
 	for (uint64_t b = d->nblocks; b < n; b++) {
 		d->room[b] = 0;
+		d->from[b] = fs->blocksize;
 		if (!d->pblk[b])
 			continue;
 		err = ext2fs_read_dir_block4(fs, d->pblk[b], c->buf, 0, d->ino);
 		if (!err)
-			err = measure_block(fs, c->buf, d, &d->room[b]);
+			err = measure_block(fs, c->buf, 0, d, &d->room[b],
+					    &d->from[b]);
 		if (err)
 			return err;
 	}
@@ -411,17 +427,19 @@ errcode_t e3_dc_may_hold(struct e3_image *img, ext2_ino_t dir,
 	return err;
 }
 
-/* Puts the entry into the first entry of buf with room for need bytes,
- * as ext2fs_link would; 0 when none has. */
-static int place(ext2_filsys fs, char *buf, const char *name, size_t len,
-		 ext2_ino_t ino, int ft, unsigned need)
+/* Puts the entry into the first entry of buf (from offset off) with room
+ * for need bytes, as ext2fs_link would; 0 when none has. */
+static int place(ext2_filsys fs, char *buf, unsigned off, const char *name,
+		 size_t len, ext2_ino_t ino, int ft, unsigned need)
 {
-	unsigned off = 0, rec_len;
+	unsigned rec_len;
 
 	while (off < fs->blocksize) {
 		struct ext2_dir_entry *de = (struct ext2_dir_entry *)(buf + off);
 
-		if (ext2fs_get_rec_len(fs, de, &rec_len) || rec_len < 8)
+		if (off + 8 > fs->blocksize ||
+		    ext2fs_get_rec_len(fs, de, &rec_len) || rec_len < 8 ||
+		    off + rec_len > fs->blocksize)
 			return 0;
 		if (entry_room(de, rec_len) >= need) {
 			if (de->inode) {	/* split: de keeps its minimum */
@@ -465,18 +483,20 @@ errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 		err = ext2fs_read_dir_block4(fs, d->pblk[b], buf, 0, dir);
 		if (err)
 			return err;
-		if (place(fs, buf, name, len, ino, ft, need)) {
+		if (place(fs, buf, d->from[b], name, len, ino, ft, need)) {
 			err = ext2fs_write_dir_block4(fs, d->pblk[b], buf, 0, dir);
 			if (err)
 				return err;
 			err = hash_put(d, name_hash(name, len));
 			if (!err)
-				err = measure_block(fs, buf, NULL, &d->room[b]);
+				err = measure_block(fs, buf, d->from[b], NULL,
+						    &d->room[b], &d->from[b]);
 			if (err)	/* the entry is written: forget, stay right */
 				e3_dc_forget(img, dir);
 			return 0;
 		}
-		err = measure_block(fs, buf, NULL, &d->room[b]);
+		err = measure_block(fs, buf, d->from[b], NULL, &d->room[b],
+				    &d->from[b]);
 		if (err) {
 			e3_dc_forget(img, dir);
 			*handled = 0;

@@ -650,9 +650,21 @@ errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 	}
 	if (img) {
 		e3_fs_lock(img);
-		for (size_t i = 0; i < n; i++)
-			if (files[i] && errs[i] != E3_FILE_CLOSED)
-				errs[i] = close_commit(files[i], errs[i]);
+		for (size_t i = 0; i < n; i++) {
+			struct e3_file *f = files[i];
+
+			if (!f || errs[i] == E3_FILE_CLOSED)
+				continue;
+			if (f->img != img) {	/* another image: its lock */
+				e3_fs_unlock(img);
+				e3_fs_lock(f->img);
+				errs[i] = close_commit(f, errs[i]);
+				e3_fs_unlock(f->img);
+				e3_fs_lock(img);
+				continue;
+			}
+			errs[i] = close_commit(f, errs[i]);
+		}
 		e3_fs_unlock(img);
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -31,13 +31,14 @@ static uint64_t g_free_inodes(const struct grp_view *v, dgrp_t g)
 	return ext2fs_bg_free_inodes_count(v->fs, g);
 }
 
-static void view_init(struct grp_view *v, struct e3_image *img)
+/* The totals are Orlov's (directories); a file's search needs none. */
+static void view_init(struct grp_view *v, struct e3_image *img, int totals)
 {
 	v->fs = img->fs;
 	v->a = img->alloc;
 	v->n = img->fs->group_desc_count;
 	v->free_inodes = v->free_blocks = v->dirs = 0;
-	for (dgrp_t g = 0; g < v->n; g++) {
+	for (dgrp_t g = 0; totals && g < v->n; g++) {
 		v->free_inodes += g_free_inodes(v, g);
 		v->free_blocks += g_free_blocks(v, g);
 		v->dirs += ext2fs_bg_used_dirs_count(v->fs, g);
@@ -140,7 +141,7 @@ errcode_t e3_ialloc(struct e3_image *img, ext2_ino_t parent, int is_dir,
 		if (err)
 			return err;
 	}
-	view_init(&v, img);
+	view_init(&v, img, is_dir);
 	pg = (parent >= 1 && parent <= fs->super->s_inodes_count) ?
 		(dgrp_t)((parent - 1) / ipg) : 0;
 	if (!is_dir)
