@@ -38,6 +38,8 @@
  *                      not depend on commit timing — reproducible builds),
  *                      clear RECOVER home, unwrap.
  *   any write error    -> ABORTED (e3_journal_abort unwraps, frees).
+ *   e3_journal_fail    -> ABORTED too: an operation could not undo its
+ *                      half-done writes, so nothing more may commit.
  *
  * E3_JOURNAL=bypass (benchmarks only, to measure what journaling costs):
  * start wraps nothing, commits only release deferred frees, metadata goes
@@ -214,6 +216,11 @@ void e3_journal_revoke(struct e3_journal *j, blk64_t blk)
 		return;
 	if (!jset_get(&j->revoked, blk, j->bs, 0, &created))
 		jnl_abort_with(j, ENOMEM);
+}
+
+void e3_journal_fail(struct e3_journal *j, errcode_t err)
+{
+	jnl_abort_with(j, err);
 }
 
 errcode_t e3_journal_fault_write(struct e3_journal *j)

@@ -26,6 +26,10 @@ errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint);
 /* A journaled metadata block was freed: revoke it in the running
  * transaction. Caller holds fs_lock. */
 void e3_journal_revoke(struct e3_journal *j, blk64_t blk);
+/* An operation failed half way and could not undo what it wrote: the
+ * journal goes to ABORTED with err, so nothing more is committed and the
+ * image stays as of the last commit. Caller holds fs_lock. */
+void e3_journal_fail(struct e3_journal *j, errcode_t err);
 /* Final commit and checkpoint, needs_recovery cleared, I/O unwrapped,
  * freed (even on error). Caller holds fs_lock. */
 errcode_t e3_journal_stop(struct e3_journal *j);
