@@ -165,6 +165,13 @@ struct cp_devtab_entry {
 errcode_t cp_devtab_parse_line(char *line, struct cp_devtab_entry *e,
 			       int *skip);
 
+/* htree.c: at most how many blocks e2fsck's indexed layout (the one
+ * e3_htree_build_all writes) gives a directory whose entries, "." and ".."
+ * left out, take bytes at their minimal record lengths, the longest being
+ * rmax: leaf order depends on the hash seed, so this is a bound. */
+uint64_t cp_htree_blocks_max(unsigned blocksize, uint64_t bytes,
+			     unsigned rmax);
+
 /* Blocks and inodes a source tree (or file) needs in an image, read by
  * `threads` threads. */
 errcode_t cp_measure_tree(const char *src, unsigned blocksize,

@@ -1,8 +1,8 @@
 /*
  * copyin_size.c: what a source needs in an image — data blocks (holes
  * excluded: SEEK_DATA/SEEK_HOLE), indirect blocks, directory blocks
- * (entries packed as ext2fs_link packs them, plus the htree root and
- * index nodes of directories over one block), slow symlink blocks, xattr
+ * (entries packed as ext2fs_link packs them; over one block, htree.c's
+ * bound on the layout e2fsck -fD would give), slow symlink blocks, xattr
  * blocks (when they do not fit in the inode), and inodes (hard links once).
  * Used for the early "image full" check and by e3mkfs' auto size.
  * Counts err on the high side where the layout is not known in advance
@@ -191,16 +191,21 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 	return 0;
 }
 
-/* Blocks of one directory of these entries, as the copy will lay it out. */
+/* Blocks of one directory of these entries, as the copy will lay it out:
+ * packed as ext2fs_link packs them, then, over one block, as the htree
+ * pass rewrites it (the larger of the two). */
 static uint64_t dir_blocks(unsigned bs, char **names, size_t n)
 {
-	uint64_t used = 24, blocks = 1, bytes = 0, leaves, idx = 0;
+	uint64_t used = 24, blocks = 1, bytes = 0, ht;
+	unsigned rmax = 0;
 	struct cp_ind_state s = { 0 };
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t r = rec_len(strlen(names[i]));
 
 		bytes += r;
+		if (r > rmax)
+			rmax = (unsigned)r;
 		if (used + r > bs) {
 			blocks++;
 			used = r;
@@ -209,12 +214,9 @@ static uint64_t dir_blocks(unsigned bs, char **names, size_t n)
 		}
 	}
 	if (blocks > 1) {
-		/* htree: a root block, then leaves; index nodes when the root
-		 * cannot point at every leaf */
-		leaves = blocks;
-		if (leaves > (bs - 32) / 8)
-			idx = (leaves + (bs - 8) / 8 - 1) / ((bs - 8) / 8);
-		blocks = 1 + leaves + idx;
+		ht = cp_htree_blocks_max(bs, bytes, rmax);
+		if (ht > blocks)
+			blocks = ht;
 	}
 	return blocks + cp_ind_blocks(bs, 0, blocks, &s);
 }

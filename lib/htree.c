@@ -453,6 +453,24 @@ static errcode_t build(struct hdir *d, uint64_t isize)
 	return err;
 }
 
+/* Every leaf but the last is closed either by the slack rule (what its
+ * entries take exceeds blocksize - slack) or by an entry that does not fit
+ * (then they take more than blocksize - that entry's record). */
+uint64_t cp_htree_blocks_max(unsigned bs, uint64_t bytes, unsigned rmax)
+{
+	unsigned slack = bs * SLACK_PERCENT / 100, m;
+	unsigned root_limit = (bs - 32) / 8, node_limit = (bs - 8) / 8;
+	uint64_t leaves, nodes = 0;
+
+	if (slack < rec_len(1))
+		slack = rec_len(1);
+	m = slack > rmax ? slack : rmax;
+	leaves = 1 + bytes / (bs - m);
+	if (leaves > root_limit)
+		nodes = (leaves + node_limit - 1) / node_limit;
+	return 1 + leaves + nodes;
+}
+
 /* ---- writing ------------------------------------------------------------- */
 
 /* Nothing more may be committed: the directory is half built. */
