@@ -216,9 +216,10 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
  * the inode and its blocks when its last link goes. For --overwrite. */
 errcode_t e3_remove(e3_image_t *img, ext2_ino_t dir, const char *name);
 
-/* Gives each listed directory of more than one block that has no index an
- * htree index, laid out as the kernel would (dir_index must be on, else
- * nothing is done). No file may be open. */
+/* Rewrites each listed directory as `e2fsck -fD` would: with dir_index,
+ * those over one block get an htree index (kernel-readable), the others
+ * e2fsck's entry order; without it, all are packed in e2fsck's order
+ * (htree.c says exactly how). No file may be open. */
 errcode_t e3_htree_build_all(e3_image_t *img, const ext2_ino_t *dirs,
 			     size_t ndirs);
 

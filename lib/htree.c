@@ -2,15 +2,16 @@
  * htree.c: once a copy-in has put every entry in place, each listed
  * directory is rewritten exactly as `e2fsck -fD` (e2fsprogs 1.47.0,
  * e2fsck/rehash.c, default configuration) would rewrite it, so that a
- * later `e2fsck -fD` finds nothing to change. Directories of more than one
- * block get an htree (dir_index) index the kernel reads; one-block
- * directories get e2fsck's entry order.
+ * later `e2fsck -fD` finds nothing to change. With dir_index, directories
+ * of more than one block get an htree index the kernel reads; the others
+ * (and all of them without dir_index) get e2fsck's packed entry order.
  *
  * WHAT e2fsck -fD DOES (the facts this file relies on, read from rehash.c):
- *  - Every directory is rebuilt. It is "compressed" (no index) when it is
- *    under two blocks long, or when its entries other than "." and ".."
- *    would take less than blocksize - 24 bytes at their minimal record
- *    lengths (8 + name, rounded up to 4); otherwise it is indexed.
+ *  - Every directory is rebuilt. It is "compressed" (no index) when the
+ *    filesystem lacks dir_index, when the directory is under two blocks
+ *    long, or when its entries other than "." and ".." would take less
+ *    than blocksize - 24 bytes at their minimal record lengths (8 + name,
+ *    rounded up to 4); otherwise it is indexed.
  *  - Entries with inode 0 are dropped. Indexed: "." and ".." are left out
  *    of the leaves (".."'s inode becomes the root's parent) and the rest is
  *    sorted by hash, then minor hash, then name (bytes of the common
@@ -441,7 +442,8 @@ static errcode_t build(struct hdir *d, uint64_t isize)
 {
 	errcode_t err;
 
-	d->compress = isize / d->bs < 2 ||
+	d->compress = !ext2fs_has_feature_dir_index(d->fs->super) ||
+		      isize / d->bs < 2 ||
 		      d->dir_size < (uint64_t)d->bs - 24;
 	err = order_entries(d);
 	if (!err)
@@ -641,8 +643,6 @@ errcode_t e3_htree_build_all(e3_image_t *img, const ext2_ino_t *dirs,
 	ext2_ino_t lost_found = 0;
 	errcode_t err = 0, err2;
 
-	if (!ext2fs_has_feature_dir_index(img->fs->super))
-		return 0;
 	e3_fs_lock(img);
 	if (ext2fs_lookup(img->fs, EXT2_ROOT_INO, "lost+found", 10, NULL,
 			  &lost_found))

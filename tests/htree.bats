@@ -25,18 +25,22 @@ EOF
 	# links share an inode, so name order is not inode order here
 	(cd "$T/src/mixed" && touch a-file z-file && mkdir b-dir y-dir &&
 	 touch b-dir/x y-dir/x && ln a-file m-link && ln z-file c-link)
+	# merged into the image's lost+found, which keeps all its blocks
+	mkdir -p "$T/src/lost+found" && touch "$T/src/lost+found/b" "$T/src/lost+found/a"
 }
 
 teardown_file() {
 	rm -rf "/tmp/htree-bats-$$"
 }
 
-# newimg PATH BLOCKSIZE: a sparse ext3 image with small groups and a fixed
-# hash seed (dir_index is on by default)
+# newimg PATH BLOCKSIZE [MKE2FS_OPTION...]: a sparse ext3 image with small
+# groups and a fixed hash seed (dir_index is on by default)
 newimg() {
-	rm -f "$1"
-	mke2fs -q -F -t ext3 -b "$2" -g $((8 * $2)) -N 24576 \
-		-E hash_seed=11111111-2222-3333-4444-555555555555 "$1" 96M
+	local img=$1 bs=$2
+	shift 2
+	rm -f "$img"
+	mke2fs -q -F -t ext3 -b "$bs" -g $((8 * bs)) -N 24576 "$@" \
+		-E hash_seed=11111111-2222-3333-4444-555555555555 "$img" 96M
 }
 
 # all_dirs IMAGE: every directory path, depth first
@@ -74,10 +78,11 @@ same_dirs() {
 	[ "$n" -ge "${3:-8}" ] && [ $bad -eq 0 ]
 }
 
-# rehash_unchanged BLOCKSIZE: copy in, check, rebuild a copy, compare
+# rehash_unchanged BLOCKSIZE [MKE2FS_OPTION...]: copy in, check, rebuild a
+# copy, compare
 rehash_unchanged() {
 	local bs=$1 a=$T/a-$1.img b=$T/b-$1.img
-	newimg "$a" "$bs"
+	newimg "$a" "$@"
 	run_e3 e3cp --quiet -j2 "$T/src" "$a"
 	assert_status 0
 	assert_fsck_clean "$a"
@@ -104,6 +109,12 @@ rehash_unchanged() {
 	assert_output_has "Indirect levels: 0"
 	run debugfs -R "stat /big/file-12345.txt" "$T/a-1024.img"
 	assert_output_has "Type: regular"
+}
+
+@test "without dir_index: every directory packed in inode order, as e2fsck -fD packs it" {
+	rehash_unchanged 1024 -O ^dir_index
+	run debugfs -R "htree /big" "$T/a-1024.img"
+	assert_output_has "Not a hash-indexed directory"
 }
 
 @test "a one-block directory is kept in inode order, dots first, names breaking ties" {
