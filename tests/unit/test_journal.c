@@ -3,7 +3,8 @@
  * fault spec parser, recovery of logs built here block by block (escape,
  * revokes before and after, uncommitted tails, log wrap, tid wrap,
  * refusals), and the writer's io layer (reads see captured writes, byte
- * writes merge, a commit without checkpoint replays to the same state).
+ * writes merge, a commit without checkpoint replays to the same state,
+ * a failed journal commits nothing more).
  * Images come from mke2fs in /tmp.
  */
 #include <errno.h>
@@ -733,6 +734,45 @@ static void test_writer_revoke_and_clean_close(void)
 	unlink(img_path);
 }
 
+/* e3_journal_fail: an operation that cannot undo its half-done writes
+ * stops every later commit; the image is as of the last commit, and a
+ * replay gives exactly that */
+static void test_writer_fail_commits_nothing(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_image *img;
+	struct e3_replay_report rep;
+	ext2_filsys fs;
+	ext2_ino_t ino;
+	char cmd[160];
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	e3_fs_lock(img);
+	CHECK_OK(ext2fs_mkdir(img->fs, EXT2_ROOT_INO, 0, "committed"));
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	CHECK_OK(ext2fs_mkdir(img->fs, EXT2_ROOT_INO, 0, "half"));
+	e3_journal_fail(img->journal, ENOMEM);
+	CHECK(e3_journal_op_end(img->journal) == E3_JOURNAL_ABORTED);
+	e3_fs_unlock(img);
+	CHECK(e3_image_close(img) == ENOMEM);
+
+	CHECK_OK(replay(&rep));
+	CHECK(rep.transactions == 1);
+	CHECK_OK(ext2fs_open(img_path, EXT2_FLAG_64BITS, 0, 0, unix_io_manager,
+			     &fs));
+	CHECK_OK(ext2fs_lookup(fs, EXT2_ROOT_INO, "committed", 9, NULL, &ino));
+	CHECK(ext2fs_lookup(fs, EXT2_ROOT_INO, "half", 4, NULL, &ino) ==
+	      EXT2_ET_FILE_NOT_FOUND);
+	ext2fs_close_free(&fs);
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn %s >/dev/null 2>&1", img_path);
+	CHECK(system(cmd) == 0);
+	unlink(img_path);
+}
+
 int main(void)
 {
 	e3_init_errors();
@@ -749,5 +789,6 @@ int main(void)
 	RUN(test_writer_capture_and_replay);
 	RUN(test_writer_escape_replayed_by_e2fsck);
 	RUN(test_writer_revoke_and_clean_close);
+	RUN(test_writer_fail_commits_nothing);
 	return unit_done();
 }
