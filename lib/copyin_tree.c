@@ -98,6 +98,9 @@ int cp_strcmp_ptr(const void *a, const void *b)
 
 /* ---- file data (workers) --------------------------------------------------- */
 
+/* How a file's data copy ended (ordered mode). */
+enum { JOB_OK = 1, JOB_SRC_ERR = 2, JOB_IMG_ERR = 3 };
+
 struct file_job {
 	struct cp_ctx *c;
 	e3_file_t *f;
@@ -106,7 +109,7 @@ struct file_job {
 	int dense;			/* as many bytes on disk as in size */
 	char *path;
 	/* ordered mode: the worker leaves the close to the scanner */
-	int done;			/* [c->order_lock] data written */
+	int done;			/* [c->order_lock] 0 or a JOB_ state */
 	errcode_t err;			/* [c->order_lock] */
 	struct file_job *next;		/* scanner's FIFO */
 	struct file_job *bnext;		/* the rest of its batch */
@@ -203,11 +206,9 @@ static errcode_t file_job_run(void *arg, unsigned worker)
 			   &src_err);
 	if (!c->ordered)
 		return file_job_finish(j, err, src_err);
-	if (err && !src_err)
-		src_err = -1;		/* image error: fatal at close */
 	pthread_mutex_lock(&c->order_lock);
 	j->err = err;
-	j->done = src_err ? src_err : 1;
+	j->done = !err ? JOB_OK : src_err ? JOB_SRC_ERR : JOB_IMG_ERR;
 	pthread_cond_broadcast(&c->order_cond);
 	pthread_mutex_unlock(&c->order_lock);
 	return 0;
@@ -271,7 +272,7 @@ static void abandon_batch(struct cp_ctx *c, struct file_job *j, errcode_t err)
 		}
 		pthread_mutex_lock(&c->order_lock);
 		j->err = err;
-		j->done = -1;
+		j->done = JOB_IMG_ERR;
 		pthread_cond_broadcast(&c->order_cond);
 		pthread_mutex_unlock(&c->order_lock);
 	}
@@ -327,8 +328,7 @@ errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep)
 		e3_file_close_many(files, n, errs);
 		for (size_t i = 0; i < n; i++) {
 			e = file_job_done(jobs[i], jobs[i]->err,
-					  done[i] == 1 ? 0 : done[i] > 0,
-					  errs[i]);
+					  done[i] == JOB_SRC_ERR, errs[i]);
 			if (!err)
 				err = e;
 		}
