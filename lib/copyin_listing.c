@@ -129,7 +129,7 @@ errcode_t cp_listing_read(int fd, struct cp_listing **ret)
 		if (l->n == cap) {
 			struct cp_dent *e;
 
-			cap = cap ? cap * 2 : 64;
+			cap = cap ? cap * 2 : 16;
 			e = realloc(l->e, cap * sizeof(*e));
 			if (!e)
 				goto nomem;
@@ -138,7 +138,7 @@ errcode_t cp_listing_read(int fd, struct cp_listing **ret)
 		if (used + len > acap) {
 			char *names;
 
-			acap = acap ? acap * 2 : 4096;
+			acap = acap ? acap * 2 : 512;
 			while (acap < used + len)
 				acap *= 2;
 			names = realloc(l->names, acap);
@@ -157,6 +157,17 @@ errcode_t cp_listing_read(int fd, struct cp_listing **ret)
 	if (err) {
 		cp_listing_free(l);
 		return err;
+	}
+	/* kept until the copy pass gets here, for every directory of the
+	 * tree: trimmed to size (many directories hold a few names) */
+	if (l->n) {
+		struct cp_dent *e = realloc(l->e, l->n * sizeof(*e));
+		char *names = realloc(l->names, used);
+
+		if (e)
+			l->e = e;
+		if (names)
+			l->names = names;
 	}
 	/* offsets into the arena become pointers once it stops moving */
 	for (size_t i = 0; i < l->n; i++)
