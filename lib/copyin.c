@@ -410,8 +410,11 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			continue;
 		if (S_ISREG(st.st_mode) && cp_is_archive(srcs[i]))
 			continue;	/* a stream: checked as it goes */
+		if (!c->listings && (err = cp_listings_create(&c->listings)))
+			return err;
 		err = cp_measure_tree(srcs[i], bs, isz,
-				      c->o->threads ? c->o->threads : 1, &need);
+				      c->o->threads ? c->o->threads : 1,
+				      c->listings, &need);
 		if (err)
 			return err;
 		total.blocks += need.blocks;
@@ -487,6 +490,7 @@ static void teardown(struct cp_ctx *c)
 	cp_linkmap_free(c->links);
 	free(c->dirs);
 	free(c->cache_path);
+	cp_listings_free(c->listings);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->order_lock);
 	pthread_cond_destroy(&c->order_cond);

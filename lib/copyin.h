@@ -60,6 +60,7 @@ struct cp_ctx {
 	int64_t epoch;			/* clamp, -1: none */
 	double last_progress;		/* [stat_lock] */
 	char *cache_path;		/* last parent resolved (scanner) */
+	struct cp_listings *listings;	/* the measure pass's, or NULL */
 	ext2_ino_t cache_ino;
 	void **bufs;			/* one copy buffer per worker */
 	unsigned nbufs;
@@ -172,10 +173,43 @@ errcode_t cp_devtab_parse_line(char *line, struct cp_devtab_entry *e,
 uint64_t cp_htree_blocks_max(unsigned blocksize, uint64_t bytes,
 			     unsigned rmax);
 
+/* One entry of a source directory, as the measure pass saw it. */
+struct cp_dent {
+	const char *name;		/* in the listing's arena */
+	size_t name_off;
+	struct stat st;
+	int stat_err;			/* fstatat failed: skipped with this */
+	int no_xattrs;			/* it listed no extended attribute */
+	int measured;			/* the three fields above are set */
+};
+
+/* A source directory's entries, sorted bytewise (copyin_listing.c). */
+struct cp_listing {
+	uint64_t dev, ino;		/* the directory */
+	size_t n;
+	struct cp_dent *e;
+	char *names;
+	struct cp_listing *next;	/* table chain */
+};
+struct cp_listings;
+
+/* Reads the directory open at fd (its entries unmeasured). */
+errcode_t cp_listing_read(int fd, struct cp_listing **ret);
+void cp_listing_free(struct cp_listing *l);
+errcode_t cp_listings_create(struct cp_listings **ret);
+void cp_listings_free(struct cp_listings *t);
+/* Thread-safe. put hands l over; take removes and returns the listing of
+ * directory (dev, ino), or NULL. */
+void cp_listings_put(struct cp_listings *t, struct cp_listing *l);
+struct cp_listing *cp_listings_take(struct cp_listings *t, uint64_t dev,
+				    uint64_t ino);
+
 /* Blocks and inodes a source tree (or file) needs in an image, read by
- * `threads` threads. */
+ * `threads` threads. With keep, every directory's measured listing is
+ * left there for the copy pass. */
 errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 			  unsigned inode_size, unsigned threads,
+			  struct cp_listings *keep,
 			  struct e3_copyin_need *need);
 /* Indirect blocks needed to map data blocks [first, first+count). Call per
  * data run, in increasing order, with the same state: shared indirect

@@ -67,7 +67,8 @@ static uint64_t rec_len(size_t name_len)
 
 /* Room for xattrs inside a large inode (after the 32-byte extra fields
  * mke2fs asks for and the 4-byte header). */
-static uint64_t xattr_blocks(int fd, const char *path, unsigned inode_size)
+static uint64_t xattr_blocks(int fd, const char *path, unsigned inode_size,
+			     int *none)
 {
 	char names[4096];
 	ssize_t len, v;
@@ -75,6 +76,7 @@ static uint64_t xattr_blocks(int fd, const char *path, unsigned inode_size)
 
 	len = fd >= 0 ? flistxattr(fd, names, sizeof(names))
 		      : llistxattr(path, names, sizeof(names));
+	*none = len == 0;
 	if (len <= 0)
 		return 0;
 	for (char *p = names; p < names + len; p += strlen(p) + 1) {
@@ -108,34 +110,45 @@ struct measure {
 	const char *root;		/* the source directory itself */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	char **stack;			/* [lock] paths of directories to read */
+	struct mdir *stack;		/* [lock] directories to read */
 	size_t n, cap;			/* [lock] */
 	unsigned busy;			/* [lock] threads reading a directory */
 	errcode_t err;			/* [lock] first error: everyone stops */
 	struct e3_copyin_need total;	/* [lock] */
 	struct cp_linkmap *links;	/* [lock] */
+	struct cp_listings *keep;	/* own lock; NULL: listings dropped */
+};
+
+/* A directory to read: its path, and its identity for the listing. */
+struct mdir {
+	char *path;
+	uint64_t dev, ino;
 };
 
 /* One directory's worth, summed without the lock. */
 struct dir_sum {
 	struct e3_copyin_need need;
-	char **subdirs;
+	struct mdir *subdirs;
 	size_t nsub, capsub;
 };
 
-static errcode_t add_subdir(struct dir_sum *ds, const char *path)
+static errcode_t add_subdir(struct dir_sum *ds, const char *path,
+			    const struct stat *st)
 {
 	if (ds->nsub == ds->capsub) {
 		size_t cap = ds->capsub ? ds->capsub * 2 : 16;
-		char **p = realloc(ds->subdirs, cap * sizeof(*p));
+		struct mdir *p = realloc(ds->subdirs, cap * sizeof(*p));
 
 		if (!p)
 			return ENOMEM;
 		ds->subdirs = p;
 		ds->capsub = cap;
 	}
-	if (!(ds->subdirs[ds->nsub] = strdup(path)))
+	ds->subdirs[ds->nsub].path = strdup(path);
+	if (!ds->subdirs[ds->nsub].path)
 		return ENOMEM;
+	ds->subdirs[ds->nsub].dev = st->st_dev;
+	ds->subdirs[ds->nsub].ino = st->st_ino;
 	ds->nsub++;
 	return 0;
 }
@@ -153,55 +166,61 @@ static int seen_link(struct measure *m, const struct stat *st)
 	return seen;
 }
 
+/* d->st is filled here (or d->stat_err): the copy pass reuses it. */
 static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
-			       int dirfd, const char *name, const char *path)
+			       int dirfd, struct cp_dent *d, const char *path)
 {
 	struct e3_copyin_need *need = &ds->need;
-	struct stat st;
+	struct stat *st = &d->st;
 	uint64_t nb;
 	int fd;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	d->measured = 1;
+	d->no_xattrs = 0;
+	if (fstatat(dirfd, d->name, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		d->stat_err = errno;
 		return 0;	/* the copy will report it */
-	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && seen_link(m, &st))
+	}
+	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1 && seen_link(m, st))
 		return 0;
 	need->inodes++;
-	if (S_ISDIR(st.st_mode)) {
+	if (S_ISDIR(st->st_mode)) {
 		need->dirs++;
-		return add_subdir(ds, path);	/* its xattrs when it is read */
+		return add_subdir(ds, path, st); /* its xattrs when it is read */
 	}
 	need->files++;
-	if (S_ISREG(st.st_mode)) {
-		nb = ((uint64_t)st.st_size + m->bs - 1) / m->bs;
+	if (S_ISREG(st->st_mode)) {
+		nb = ((uint64_t)st->st_size + m->bs - 1) / m->bs;
 		nb = dense_blocks(m->bs, nb);
 		/* fewer blocks on disk than the size says: look for holes
 		 * (the only case that needs the file opened) */
-		if ((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size &&
-		    (fd = cp_openat(dirfd, name, O_RDONLY | O_NOFOLLOW)) >= 0) {
-			nb = sparse_blocks(fd, m->bs, (uint64_t)st.st_size);
+		if ((uint64_t)st->st_blocks * 512 < (uint64_t)st->st_size &&
+		    (fd = cp_openat(dirfd, d->name, O_RDONLY | O_NOFOLLOW)) >= 0) {
+			nb = sparse_blocks(fd, m->bs, (uint64_t)st->st_size);
 			close(fd);
 		}
-		need->blocks += nb + xattr_blocks(-1, path, m->isz);
-		need->bytes += (uint64_t)st.st_size;
+		need->blocks += nb + xattr_blocks(-1, path, m->isz,
+						  &d->no_xattrs);
+		need->bytes += (uint64_t)st->st_size;
 		return 0;
 	}
-	if (S_ISLNK(st.st_mode) && st.st_size >= 60)
-		need->blocks += ((uint64_t)st.st_size + m->bs - 1) / m->bs;
-	need->blocks += xattr_blocks(-1, path, m->isz);
+	if (S_ISLNK(st->st_mode) && st->st_size >= 60)
+		need->blocks += ((uint64_t)st->st_size + m->bs - 1) / m->bs;
+	need->blocks += xattr_blocks(-1, path, m->isz, &d->no_xattrs);
 	return 0;
 }
 
 /* Blocks of one directory of these entries, as the copy will lay it out:
  * packed as ext2fs_link packs them, then, over one block, as the htree
  * pass rewrites it (the larger of the two). */
-static uint64_t dir_blocks(unsigned bs, char **names, size_t n)
+static uint64_t dir_blocks(unsigned bs, const struct cp_listing *l)
 {
 	uint64_t used = 24, blocks = 1, bytes = 0, ht;
 	unsigned rmax = 0;
 	struct cp_ind_state s = { 0 };
 
-	for (size_t i = 0; i < n; i++) {
-		uint64_t r = rec_len(strlen(names[i]));
+	for (size_t i = 0; i < l->n; i++) {
+		uint64_t r = rec_len(strlen(l->e[i].name));
 
 		bytes += r;
 		if (r > rmax)
@@ -221,70 +240,47 @@ static uint64_t dir_blocks(unsigned bs, char **names, size_t n)
 	return blocks + cp_ind_blocks(bs, 0, blocks, &s);
 }
 
-static void free_names(char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
 /* Reads one directory: its own xattr blocks (top: the source root, which
  * is not copied as an entry), its blocks and every entry's needs. */
-static errcode_t measure_dir(struct measure *m, const char *path, int top,
-			     struct dir_sum *ds)
+static errcode_t measure_dir(struct measure *m, const struct mdir *md,
+			     int top, struct dir_sum *ds)
 {
-	char **names = NULL, **nn, *sub;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
+	struct cp_listing *l = NULL;
 	errcode_t err = 0;
-	DIR *d;
-	int fd;
+	char *sub;
+	int fd, none;
 
-	fd = cp_openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY |
+	fd = cp_openat(AT_FDCWD, md->path, O_RDONLY | O_DIRECTORY |
 		       (top ? 0 : O_NOFOLLOW));
 	if (fd < 0)
 		return 0;	/* the copy will report it */
 	if (!top)
-		ds->need.blocks += xattr_blocks(fd, path, m->isz);
-	d = fdopendir(fd);
-	if (!d) {
+		ds->need.blocks += xattr_blocks(fd, md->path, m->isz, &none);
+	if (cp_listing_read(fd, &l)) {
 		close(fd);
-		return 0;
+		return 0;	/* the copy will report it */
 	}
-	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nn = realloc(names, cap * sizeof(*names));
-			if (!nn) {
-				err = ENOMEM;
-				break;
-			}
-			names = nn;
-		}
-		if (!(names[n] = strdup(de->d_name))) {
-			err = ENOMEM;
-			break;
-		}
-		n++;
-	}
-	if (!err)
-		ds->need.blocks += dir_blocks(m->bs, names, n);
-	for (size_t i = 0; i < n && !err; i++) {
-		size_t len = strlen(path) + strlen(names[i]) + 2;
+	ds->need.blocks += dir_blocks(m->bs, l);
+	for (size_t i = 0; i < l->n && !err; i++) {
+		size_t len = strlen(md->path) + strlen(l->e[i].name) + 2;
 
 		sub = malloc(len);
 		if (!sub) {
 			err = ENOMEM;
 			break;
 		}
-		snprintf(sub, len, "%s/%s", path, names[i]);
-		err = measure_entry(m, ds, dirfd(d), names[i], sub);
+		snprintf(sub, len, "%s/%s", md->path, l->e[i].name);
+		err = measure_entry(m, ds, fd, &l->e[i], sub);
 		free(sub);
 	}
-	closedir(d);
-	free_names(names, n);
+	close(fd);
+	if (!err && m->keep) {
+		l->dev = md->dev;
+		l->ino = md->ino;
+		cp_listings_put(m->keep, l);
+	} else {
+		cp_listing_free(l);
+	}
 	return err;
 }
 
@@ -302,7 +298,7 @@ static errcode_t push_subdirs(struct measure *m, struct dir_sum *ds)
 {
 	if (m->n + ds->nsub > m->cap) {
 		size_t cap = m->cap ? m->cap : 64;
-		char **p;
+		struct mdir *p;
 
 		while (cap < m->n + ds->nsub)
 			cap *= 2;
@@ -323,8 +319,8 @@ static void *measure_thread(void *arg)
 {
 	struct measure *m = arg;
 	struct dir_sum ds = { 0 };
+	struct mdir md;
 	errcode_t err;
-	char *path;
 
 	pthread_mutex_lock(&m->lock);
 	for (;;) {
@@ -332,13 +328,13 @@ static void *measure_thread(void *arg)
 			pthread_cond_wait(&m->cond, &m->lock);
 		if (!m->n || m->err)
 			break;
-		path = m->stack[--m->n];
+		md = m->stack[--m->n];
 		m->busy++;
 		pthread_mutex_unlock(&m->lock);
 
 		memset(&ds.need, 0, sizeof(ds.need));
-		err = measure_dir(m, path, strcmp(path, m->root) == 0, &ds);
-		free(path);
+		err = measure_dir(m, &md, strcmp(md.path, m->root) == 0, &ds);
+		free(md.path);
 
 		pthread_mutex_lock(&m->lock);
 		m->busy--;
@@ -348,7 +344,7 @@ static void *measure_thread(void *arg)
 		if (err && !m->err)
 			m->err = err;
 		for (size_t i = 0; i < ds.nsub; i++)	/* not pushed */
-			free(ds.subdirs[i]);
+			free(ds.subdirs[i].path);
 		ds.nsub = 0;
 		pthread_cond_broadcast(&m->cond);
 	}
@@ -360,9 +356,11 @@ static void *measure_thread(void *arg)
 
 errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 			  unsigned inode_size, unsigned threads,
+			  struct cp_listings *keep,
 			  struct e3_copyin_need *need)
 {
-	struct measure m = { .bs = blocksize, .isz = inode_size, .root = src };
+	struct measure m = { .bs = blocksize, .isz = inode_size, .root = src,
+			     .keep = keep };
 	pthread_t *tids = NULL;
 	unsigned started = 0;
 	struct stat st;
@@ -382,9 +380,11 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 		if (!d1 || !d2) {
 			err = ENOMEM;
 		} else {
+			struct cp_dent d = { .name = basename(d2) };
+
 			fd = cp_openat(AT_FDCWD, dirname(d1), O_RDONLY | O_DIRECTORY);
-			err = fd < 0 ? errno : measure_entry(&m, &ds, fd,
-							     basename(d2), src);
+			err = fd < 0 ? errno : measure_entry(&m, &ds, fd, &d,
+							     src);
 			if (fd >= 0)
 				close(fd);
 		}
@@ -398,10 +398,12 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 	pthread_mutex_init(&m.lock, NULL);
 	pthread_cond_init(&m.cond, NULL);
 	m.stack = malloc(sizeof(*m.stack));
-	if (!m.stack || !(m.stack[0] = strdup(src))) {
+	if (!m.stack || !(m.stack[0].path = strdup(src))) {
 		err = ENOMEM;
 		goto out;
 	}
+	m.stack[0].dev = st.st_dev;
+	m.stack[0].ino = st.st_ino;
 	m.n = m.cap = 1;
 	if (threads > 1)
 		tids = calloc(threads - 1, sizeof(*tids));
@@ -415,7 +417,7 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 	*need = m.total;
 out:
 	while (m.stack && m.n)
-		free(m.stack[--m.n]);
+		free(m.stack[--m.n].path);
 	free(m.stack);
 	free(tids);
 	pthread_cond_destroy(&m.cond);
@@ -438,7 +440,7 @@ errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
 		if (strcmp(srcs[i], "-") == 0 || cp_is_archive(srcs[i]))
 			return E3_SOURCE_TYPE;	/* streams are not measured */
 		err = cp_measure_tree(srcs[i], blocksize, inode_size, threads,
-				      &n);
+				      NULL, &n);
 		if (err)
 			return err;
 		need->blocks += n.blocks;

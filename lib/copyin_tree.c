@@ -6,7 +6,6 @@
  * created here, in that order, then queued: a worker copies their data
  * region by region (SEEK_DATA/SEEK_HOLE), so holes stay holes.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -98,6 +97,9 @@ int cp_strcmp_ptr(const void *a, const void *b)
 
 /* ---- file data (workers) --------------------------------------------------- */
 
+/* How a file's data copy ended (ordered mode). */
+enum { JOB_OK = 1, JOB_SRC_ERR = 2, JOB_IMG_ERR = 3 };
+
 struct file_job {
 	struct cp_ctx *c;
 	e3_file_t *f;
@@ -106,7 +108,7 @@ struct file_job {
 	int dense;			/* as many bytes on disk as in size */
 	char *path;
 	/* ordered mode: the worker leaves the close to the scanner */
-	int done;			/* [c->order_lock] data written */
+	int done;			/* [c->order_lock] 0 or a JOB_ state */
 	errcode_t err;			/* [c->order_lock] */
 	struct file_job *next;		/* scanner's FIFO */
 	struct file_job *bnext;		/* the rest of its batch */
@@ -203,11 +205,9 @@ static errcode_t file_job_run(void *arg, unsigned worker)
 			   &src_err);
 	if (!c->ordered)
 		return file_job_finish(j, err, src_err);
-	if (err && !src_err)
-		src_err = -1;		/* image error: fatal at close */
 	pthread_mutex_lock(&c->order_lock);
 	j->err = err;
-	j->done = src_err ? src_err : 1;
+	j->done = !err ? JOB_OK : src_err ? JOB_SRC_ERR : JOB_IMG_ERR;
 	pthread_cond_broadcast(&c->order_cond);
 	pthread_mutex_unlock(&c->order_lock);
 	return 0;
@@ -271,7 +271,7 @@ static void abandon_batch(struct cp_ctx *c, struct file_job *j, errcode_t err)
 		}
 		pthread_mutex_lock(&c->order_lock);
 		j->err = err;
-		j->done = -1;
+		j->done = JOB_IMG_ERR;
 		pthread_cond_broadcast(&c->order_cond);
 		pthread_mutex_unlock(&c->order_lock);
 	}
@@ -327,8 +327,7 @@ errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep)
 		e3_file_close_many(files, n, errs);
 		for (size_t i = 0; i < n; i++) {
 			e = file_job_done(jobs[i], jobs[i]->err,
-					  done[i] == 1 ? 0 : done[i] > 0,
-					  errs[i]);
+					  done[i] == JOB_SRC_ERR, errs[i]);
 			if (!err)
 				err = e;
 		}
@@ -387,7 +386,7 @@ static char *join(const char *dir, const char *name)
 }
 
 static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
-			  const char *path, int fresh);
+			  const char *path, int fresh, const struct stat *dst);
 
 /* In a directory this run created, sorted unique names cannot exist
  * yet: the lookup (a scan of the whole directory) is skipped. */
@@ -410,7 +409,7 @@ static uint64_t size_hint(const struct stat *st)
 static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 			      const struct stat *st, const struct e3_attr *a,
 			      ext2_ino_t parent, const char *path,
-			      ext2_ino_t *ino, int fresh)
+			      ext2_ino_t *ino, int fresh, int no_xattrs)
 {
 	struct cp_ctx *c = w->c;
 	struct file_job *j;
@@ -423,7 +422,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 		cp_skip(c, path, errno);
 		return 0;
 	}
-	err = read_xattrs(fd, path, &w->x);
+	err = no_xattrs ? 0 : read_xattrs(fd, path, &w->x);
 	if (!err)
 		err = prepare(c, parent, name, path, fresh);
 	if (err) {
@@ -453,13 +452,13 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 			    const struct stat *st, const struct e3_attr *a,
 			    ext2_ino_t parent, const char *path,
-			    ext2_ino_t *ino, int fresh)
+			    ext2_ino_t *ino, int fresh, int no_xattrs)
 {
 	struct cp_ctx *c = w->c;
 	ssize_t n;
 	errcode_t err;
 
-	err = read_xattrs(-1, path, &w->x);
+	err = no_xattrs ? 0 : read_xattrs(-1, path, &w->x);
 	if (err == ENAMETOOLONG)
 		err = 0;	/* too deep for l*xattr: copy without them */
 	if (!err)
@@ -493,12 +492,14 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 	return err;
 }
 
-/* One directory entry of the source. Entry-level problems are reported
- * and the walk goes on; image problems stop it. */
-static errcode_t copy_entry(struct walk *w, int dirfd, const char *name,
+/* One directory entry of the source (stat'ed by the measure pass, or
+ * now). Entry-level problems are reported and the walk goes on; image
+ * problems stop it. */
+static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 			    ext2_ino_t parent, const char *path, int fresh)
 {
-	int created = 0;
+	int created = 0, no_xattrs = d->measured && d->no_xattrs;
+	const char *name = d->name;
 	struct cp_ctx *c = w->c;
 	ext2_ino_t ino = 0, linked;
 	struct e3_attr a;
@@ -506,7 +507,13 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const char *name,
 	errcode_t err;
 	int fd;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (d->measured && d->stat_err) {
+		cp_skip(c, path, d->stat_err);
+		return 0;
+	}
+	if (d->measured) {
+		st = d->st;
+	} else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		cp_skip(c, path, errno);
 		return 0;
 	}
@@ -537,17 +544,17 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const char *name,
 			err = cp_set_xattrs(c, ino, &w->x, path);
 		if (!err) {
 			cp_count_file(c, 0, path);
-			err = walk_dir(w, fd, ino, path, created);
+			err = walk_dir(w, fd, ino, path, created, &st);
 		}
 		close(fd);
 		goto out;
 	case S_IFREG:
 		err = copy_regular(w, dirfd, name, &st, &a, parent, path, &ino,
-				   fresh);
+				   fresh, no_xattrs);
 		break;
 	case S_IFLNK: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
 		err = copy_other(w, dirfd, name, &st, &a, parent, path, &ino,
-				 fresh);
+				 fresh, no_xattrs);
 		break;
 	default:
 		cp_skip(c, path, E3_BAD_FILE_TYPE);
@@ -581,87 +588,30 @@ errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
 	}
 }
 
-static void free_names(char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
-/* The names in a directory, sorted bytewise. */
-static errcode_t list_dir(int fd, char ***ret, size_t *count)
-{
-	char **names = NULL, **nn;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	DIR *d;
-	int dfd;
-
-	dfd = dup(fd);
-	if (dfd < 0)
-		return errno;
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return errno;
-	}
-	rewinddir(d);
-	while ((errno = 0, de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nn = realloc(names, cap * sizeof(*names));
-			if (!nn)
-				goto nomem;
-			names = nn;
-		}
-		names[n] = strdup(de->d_name);
-		if (!names[n])
-			goto nomem;
-		n++;
-	}
-	if (errno) {
-		int e = errno;
-
-		closedir(d);
-		free_names(names, n);
-		return e;
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cp_strcmp_ptr);
-	*ret = names;
-	*count = n;
-	return 0;
-nomem:
-	closedir(d);
-	free_names(names, n);
-	return ENOMEM;
-}
-
+/* The directory's entries, sorted: the measure pass's listing when it
+ * kept one for this directory, else read now. */
 static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
-			  const char *path, int fresh)
+			  const char *path, int fresh, const struct stat *dst)
 {
-	char **names = NULL, *sub;
-	size_t n = 0;
-	errcode_t err;
+	struct cp_listing *l;
+	errcode_t err = 0;
+	char *sub;
 
-	err = list_dir(dirfd, &names, &n);
-	if (err) {
+	l = cp_listings_take(w->c->listings, dst->st_dev, dst->st_ino);
+	if (!l && (err = cp_listing_read(dirfd, &l))) {
 		cp_skip(w->c, path, err);
 		return 0;
 	}
-	for (size_t i = 0; i < n && !err; i++) {
-		sub = join(path, names[i]);
+	for (size_t i = 0; i < l->n && !err; i++) {
+		sub = join(path, l->e[i].name);
 		if (!sub) {
 			err = ENOMEM;
 			break;
 		}
-		err = copy_entry(w, dirfd, names[i], dino, sub, fresh);
+		err = copy_entry(w, dirfd, &l->e[i], dino, sub, fresh);
 		free(sub);
 	}
-	free_names(names, n);
+	cp_listing_free(l);
 	return err;
 }
 
@@ -696,7 +646,7 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		if (!err)
 			err = cp_defer_dirattr(c, dest, &a);
 		if (!err)
-			err = walk_dir(&w, fd, dest, src, 0);
+			err = walk_dir(&w, fd, dest, src, 0, &st);
 		close(fd);
 	} else {
 		char *dup1 = strdup(src), *dup2 = strdup(src);
@@ -707,8 +657,10 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		} else {
 			dir = dirname(dup1);
 			base = basename(dup2);
+			struct cp_dent d = { .name = base };
+
 			fd = cp_openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY);
-			err = fd < 0 ? errno : copy_entry(&w, fd, base, dest, src, 0);
+			err = fd < 0 ? errno : copy_entry(&w, fd, &d, dest, src, 0);
 			if (fd >= 0)
 				close(fd);
 		}

@@ -223,6 +223,8 @@ static errcode_t buf_flush(struct e3_file *f)
 	if (!err)
 		err = pwrite_all(f->img->fd, f->buf, f->buf_n * f->bm.bs,
 				 (uint64_t)f->buf_pblk * f->bm.bs);
+	if (!err)
+		e3_image_wrote(f->img, (uint64_t)f->buf_n * f->bm.bs);
 	f->buf_n = 0;
 	if (err && !f->werr)
 		f->werr = err;

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 
 #include "image.h"
 #include "alloc.h"
@@ -34,6 +36,31 @@ void e3_fs_lock(struct e3_image *img)
 void e3_fs_unlock(struct e3_image *img)
 {
 	pthread_mutex_unlock(&img->fs_lock);
+}
+
+void e3_image_wrote(struct e3_image *img, uint64_t bytes)
+{
+	uint64_t before;
+
+	if (!img->wb_step)
+		return;
+	before = __atomic_fetch_add(&img->wb_pending, bytes, __ATOMIC_RELAXED);
+	if (before / img->wb_step != (before + bytes) / img->wb_step)
+		/* asynchronous: starts writeback of what is dirty, waits
+		 * for nothing; a failure only means the fsync does it all */
+		(void)sync_file_range(img->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
+/* Starting writeback early pays on a disk; on tmpfs or ramfs there is
+ * nothing to write back. */
+static void setup_writeback(struct e3_image *img)
+{
+	struct statfs sf;
+
+	img->wb_step = 0;
+	if (fstatfs(img->fd, &sf) == 0 && sf.f_type != TMPFS_MAGIC &&
+	    sf.f_type != RAMFS_MAGIC)
+		img->wb_step = 8u << 20;
 }
 
 static const char *const alloc_mode_names[] = {
@@ -221,6 +248,7 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 	err = lock_image(img);
 	if (err)
 		goto fail;
+	setup_writeback(img);
 	err = open_fs(img, img->flags & E3_OPEN_WRITE, &img->fs);
 	if (err)
 		goto fail;

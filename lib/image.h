@@ -39,6 +39,10 @@ struct e3_image {
 	struct e3_alloc *alloc;		/* own locks; NULL when read-only */
 	struct e3_journal *journal;	/* [fs_lock]; NULL without a journal */
 	struct e3_load *load;		/* load-layer state, own locks */
+	/* file data written since the kernel was last told to start writing
+	 * it back (atomic); wb_step 0: the image lives in memory (tmpfs) */
+	uint64_t wb_pending;
+	uint64_t wb_step;		/* fixed at open */
 };
 
 static inline struct e3_image *e3_image_of(ext2_filsys fs)
@@ -48,5 +52,11 @@ static inline struct e3_image *e3_image_of(ext2_filsys fs)
 
 void e3_fs_lock(struct e3_image *img);
 void e3_fs_unlock(struct e3_image *img);
+
+/* bytes of file data were written to the image with pwrite: every
+ * wb_step bytes the kernel is asked to start writing them out, so that a
+ * journal commit's fsync (which stops every writer) finds most of the
+ * data on disk already. Any thread, no lock. */
+void e3_image_wrote(struct e3_image *img, uint64_t bytes);
 
 #endif
