@@ -25,7 +25,9 @@
  *                     image is as of the last commit (replay restores it).
  *
  * TRANSITIONS
- *   e3_journal_start   -> RUNNING/empty (refuses a non-empty log)
+ *   e3_journal_start   -> RUNNING/empty (refuses a non-empty log, and a
+ *                      log smaller than the largest transaction the fs
+ *                      geometry allows: worst_txn)
  *   jc_commit          RUNNING/any -> RUNNING/live: blocks and descriptors,
  *                      flush (also makes file data durable: ordered mode),
  *                      then commit block (+jsb when the log was empty),
@@ -112,6 +114,39 @@ static void free_journal(struct e3_journal *j)
 	free(j);
 }
 
+/* The most blocks one operation adds to the running transaction whatever
+ * the image holds: a mkdir whose parent grows through a new TIND chain
+ * (two inode table blocks, the new directory's block, the parent's new
+ * block, three new and two rewritten indirect blocks), a file's close
+ * with its tail IND/DIND/TIND chain and inode. Operations whose size
+ * depends on the content — the htree index of one huge directory, a
+ * sparse file with many partial indirect blocks — can exceed it; their
+ * commit still refuses with E3_JOURNAL_TOO_SMALL. */
+#define JNL_OP_MAX 16
+
+/* The largest transaction this library can be made to commit on fs, from
+ * its geometry alone, in log blocks. A commit holds what op_end left
+ * below the quarter (blocks and revokes), one operation, and libext2fs'
+ * state dump: at most every group's block and inode bitmap, the
+ * descriptors and the superblock — and, in the final ext2fs_flush at
+ * stop, the backup superblocks and descriptors too unless the handle has
+ * EXT2_FLAG_MASTER_SB_ONLY (libext2fs 1.47 sets it at open, so flush
+ * writes only the primary copies). */
+static uint64_t worst_txn(const struct e3_journal *j)
+{
+	ext2_filsys fs = j->fs;
+	uint64_t copies = 1, blocks;
+
+	if (!(fs->flags & EXT2_FLAG_MASTER_SB_ONLY))
+		for (dgrp_t g = 1; g < fs->group_desc_count; g++)
+			if (ext2fs_bg_has_super(fs, g))
+				copies++;
+	blocks = copies * (1 + (uint64_t)fs->desc_blocks) +
+		 2 * (uint64_t)fs->group_desc_count +
+		 (j->quarter ? j->quarter - 1 : 0) + JNL_OP_MAX;
+	return jc_txn_log_blocks(j, blocks, j->quarter);
+}
+
 errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 {
 	ext2_filsys fs = img->fs;
@@ -148,6 +183,11 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 	j->start_seq = j->tid;
 	j->recover_home = ext2fs_has_feature_journal_needs_recovery(fs->super);
 	j->quarter = (j->log.maxlen - j->log.first) / 4;
+	/* refuse now rather than fail the commit after the work is done */
+	if (worst_txn(j) >= j->log.maxlen - j->log.first) {
+		err = E3_JOURNAL_TOO_SMALL;
+		goto fail;
+	}
 	interval = img->opts.commit_interval ? img->opts.commit_interval : 5;
 	j->interval_ns = (uint64_t)interval * 1000000000ULL;
 	j->last_commit_ns = jnl_now_ns();
