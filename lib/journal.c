@@ -21,7 +21,8 @@
  *                     newest block images are in the ckpt set, and the
  *                     home superblock has RECOVER set (written and flushed
  *                     before jsb.s_start became non-zero).
- *   ABORTED           a disk write failed: nothing more is written; the
+ *   ABORTED           a disk write failed, or a caller poisoned the
+ *                     running transaction: nothing more is written; the
  *                     image is as of the last commit (replay restores it).
  *
  * TRANSITIONS
@@ -40,6 +41,8 @@
  *                      not depend on commit timing — reproducible builds),
  *                      clear RECOVER home, unwrap.
  *   any write error    -> ABORTED (e3_journal_abort unwraps, frees).
+ *   e3_journal_poison  -> ABORTED: an operation could not be undone, its
+ *                      half must never commit (namei.c, file.c, remove).
  *
  * E3_JOURNAL=bypass (benchmarks only, to measure what journaling costs):
  * start wraps nothing, commits only release deferred frees, metadata goes
@@ -297,6 +300,15 @@ errcode_t e3_journal_stop(struct e3_journal *j)
 	ext2fs_clear_feature_journal_needs_recovery(fs->orig_super);
 	jio_unwrap(j);
 	free_journal(j);
+	return 0;
+}
+
+errcode_t e3_journal_poison(struct e3_journal *j, errcode_t err)
+{
+	if (j->bypass)
+		return EXT2_ET_UNIMPLEMENTED;
+	/* the running set is never written: stop sees ABORTED and unwraps */
+	jnl_abort_with(j, err);
 	return 0;
 }
 

@@ -29,6 +29,13 @@ void e3_journal_revoke(struct e3_journal *j, blk64_t blk);
 /* Final commit and checkpoint, needs_recovery cleared, I/O unwrapped,
  * freed (even on error). Caller holds fs_lock. */
 errcode_t e3_journal_stop(struct e3_journal *j);
+/* An operation failed half way and its undo failed too: the running
+ * transaction must never commit. Drops it (and refuses every later write,
+ * like a failed disk write: ABORTED); stop then returns err and the image
+ * stays as of the last commit. EXT2_ET_UNIMPLEMENTED under
+ * E3_JOURNAL=bypass, whose metadata is already home. Caller holds
+ * fs_lock. */
+errcode_t e3_journal_poison(struct e3_journal *j, errcode_t err);
 /* Unwraps and frees without writing: the image is as of the last commit. */
 void e3_journal_abort(struct e3_journal *j);
 /* The fault layer (E3_FAULT, see fault.h) for writes that bypass the

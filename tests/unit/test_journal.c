@@ -77,6 +77,25 @@ static void test_fault_parse(void)
 	CHECK(e3_fault_parse(&f, "kill:0") == E3_BAD_OPTION);
 	CHECK(e3_fault_parse(&f, "kill:x") == E3_BAD_OPTION);
 	CHECK(e3_fault_parse(&f, "explode:3") == E3_BAD_OPTION);
+	/* N*K: K failures in a row; capture-enomem counts captures only */
+	CHECK_OK(e3_fault_parse(&f, "eio:2*2"));
+	CHECK(e3_fault_write(&f) == 0);
+	CHECK(e3_fault_write(&f) == EIO);
+	CHECK(e3_fault_write(&f) == EIO);
+	CHECK(e3_fault_write(&f) == 0);
+	CHECK_OK(e3_fault_parse(&f, "capture-enomem:2*3"));
+	CHECK(f.kind == E3_FAULT_CAPTURE_ENOMEM && f.at == 2 && f.count == 3);
+	CHECK(e3_fault_write(&f) == 0);		/* disk writes: never */
+	CHECK(e3_fault_capture(&f) == 0);
+	CHECK(e3_fault_capture(&f) == ENOMEM);
+	CHECK(e3_fault_capture(&f) == ENOMEM);
+	CHECK(e3_fault_capture(&f) == ENOMEM);
+	CHECK(e3_fault_capture(&f) == 0);
+	CHECK_OK(e3_fault_parse(&f, "eio:3"));
+	CHECK(e3_fault_capture(&f) == 0);	/* eio counts disk writes */
+	CHECK(e3_fault_parse(&f, "eio:3*") == E3_BAD_OPTION);
+	CHECK(e3_fault_parse(&f, "eio:3*0") == E3_BAD_OPTION);
+	CHECK(e3_fault_parse(&f, "eio:3*2x") == E3_BAD_OPTION);
 }
 
 /* ---- a hand-made log ----------------------------------------------------- */
