@@ -8,8 +8,10 @@
  * descriptors of every sparse group, which on a big image is hundreds of
  * blocks per commit. The backups carry nothing the live fs needs between
  * commits (the kernel's ext3 never updates them outside resize either;
- * e2fsck compares only geometry and features with them); they are brought
- * up to date once, by the full ext2fs_flush journaled at stop.
+ * e2fsck compares only geometry and features with them). The
+ * ext2fs_flush journaled at stop would rewrite them, but libext2fs 1.47
+ * opens with EXT2_FLAG_MASTER_SB_ONLY, so it writes only the primaries
+ * (see e3_journal_stop).
  *
  * Write order of one commit (each arrow is a flush = fsync of the image):
  *   [RECOVER in the home sb, first commit only] + revoke blocks +
