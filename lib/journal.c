@@ -127,6 +127,13 @@ static void free_journal(struct e3_journal *j)
  * commit still refuses with E3_JOURNAL_TOO_SMALL. */
 #define JNL_OP_MAX 16
 
+/* What libext2fs' state dump adds to any commit at most: every group's
+ * block and inode bitmap, the primary descriptors and superblock. */
+static uint64_t state_dump_max(const struct e3_journal *j)
+{
+	return 2 * (uint64_t)j->fs->group_desc_count + j->fs->desc_blocks + 1;
+}
+
 /* The largest transaction this library can be made to commit on fs, from
  * its geometry alone, in log blocks. A commit holds what op_end left
  * below the quarter (blocks and revokes), one operation, and libext2fs'
@@ -144,9 +151,9 @@ static uint64_t worst_txn(const struct e3_journal *j)
 		for (dgrp_t g = 1; g < fs->group_desc_count; g++)
 			if (ext2fs_bg_has_super(fs, g))
 				copies++;
-	blocks = copies * (1 + (uint64_t)fs->desc_blocks) +
-		 2 * (uint64_t)fs->group_desc_count +
-		 (j->quarter ? j->quarter - 1 : 0) + JNL_OP_MAX;
+	blocks = (copies - 1) * (1 + (uint64_t)fs->desc_blocks) +
+		 state_dump_max(j) + (j->quarter ? j->quarter - 1 : 0) +
+		 JNL_OP_MAX;
 	return jc_txn_log_blocks(j, blocks, j->quarter);
 }
 
@@ -238,6 +245,25 @@ errcode_t e3_journal_op_end(struct e3_journal *j)
 	    jnl_now_ns() - j->last_commit_ns >= j->interval_ns)
 		return e3_journal_commit(j, 0);
 	return 0;
+}
+
+errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks)
+{
+	uint64_t cap = j->log.maxlen - j->log.first;
+	errcode_t err;
+
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	if (j->bypass)
+		return 0;
+	if (jc_txn_log_blocks(j, nblocks + state_dump_max(j), nblocks) >= cap)
+		return E3_JOURNAL_TOO_SMALL;
+	if (jc_txn_log_blocks(j, j->run.n + nblocks + state_dump_max(j),
+			      j->revoked.n + nblocks) < cap)
+		return 0;
+	err = jc_commit(j);
+	assert_journal_state(j);
+	return err;
 }
 
 void e3_journal_revoke(struct e3_journal *j, blk64_t blk)

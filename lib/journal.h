@@ -23,6 +23,15 @@ errcode_t e3_journal_op_end(struct e3_journal *j);
  * Ordered mode: file data written with pwrite(img->fd) before this call is
  * made durable before the commit block. Caller holds fs_lock. */
 errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint);
+/* Before an operation whose size depends on the content (the htree index
+ * of one directory, say) and may be far above the usual few blocks: it
+ * will write at most nblocks metadata blocks and revoke at most as many.
+ * Commits the running transaction first when they might not fit after
+ * it; E3_JOURNAL_TOO_SMALL when they cannot fit even in a transaction of
+ * their own — nothing is written then, and the caller should do without
+ * the operation (a directory left linear is valid ext3). Caller holds
+ * fs_lock. */
+errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks);
 /* A journaled metadata block was freed: revoke it in the running
  * transaction. Caller holds fs_lock. */
 void e3_journal_revoke(struct e3_journal *j, blk64_t blk);

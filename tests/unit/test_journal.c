@@ -3,7 +3,8 @@
  * fault spec parser, recovery of logs built here block by block (escape,
  * revokes before and after, uncommitted tails, log wrap, tid wrap,
  * refusals), and the writer's io layer (reads see captured writes, byte
- * writes merge, a commit without checkpoint replays to the same state).
+ * writes merge, a commit without checkpoint replays to the same state),
+ * and e3_journal_reserve's commit-first / refuse decisions.
  * Images come from mke2fs in /tmp.
  */
 #include <errno.h>
@@ -656,6 +657,50 @@ static void test_writer_capture_and_replay(void)
 	unlink(img_path);
 }
 
+/* e3_journal_reserve: room for a big operation is made by committing
+ * what runs; an operation bigger than the whole log is refused up front
+ * and nothing reaches the disk. The 8M image: a 1024-block log, 4
+ * groups, so the state dump adds at most 2*4 + 1 + 1 blocks. */
+static void test_reserve(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_image *img;
+	unsigned char *p;
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	p = pattern(1024, 7);
+	e3_fs_lock(img);
+	/* 200 blocks run; 600 more still fit beside them: no commit */
+	for (blk64_t b = 0; b < 200; b++)
+		CHECK_OK(io_channel_write_blk64(img->fs->io, HOME + b, 1, p));
+	CHECK_OK(e3_journal_reserve(img->journal, 600));
+	CHECK_OK(io_channel_write_blk64(img->fs->io, HOME + 500, 1, p));
+	CHECK(!home_is(HOME, p, 1024));
+	/* 900 do not: the 200 are committed first (and only committed: the
+	 * home block is still old until a checkpoint) */
+	CHECK_OK(e3_journal_reserve(img->journal, 900));
+	CHECK(!home_is(HOME, p, 1024));
+	/* more than a whole log holds: refused, nothing changes */
+	CHECK(e3_journal_reserve(img->journal, 1100) == E3_JOURNAL_TOO_SMALL);
+	e3_fs_unlock(img);
+	e3_image_abort(img);		/* crash: only the commit survives */
+	{
+		struct e3_replay_report rep;
+
+		CHECK_OK(replay(&rep));
+		CHECK(rep.transactions == 1);
+		CHECK(home_is(HOME, p, 1024) && home_is(HOME + 199, p, 1024));
+		/* written after the first reserve: committed by the second */
+		CHECK(home_is(HOME + 500, p, 1024));
+	}
+	free(p);
+	unlink(img_path);
+}
+
 /* a metadata block that starts with the JBD2 magic is escaped in our log;
  * e2fsck's replay and ours both put the magic back */
 static void test_writer_escape_replayed_by_e2fsck(void)
@@ -766,6 +811,7 @@ int main(void)
 	RUN(test_replay_csum_v3_64bit_as_e2fsck);
 	RUN(test_replay_bad_commit_sync_and_async_as_e2fsck);
 	RUN(test_writer_capture_and_replay);
+	RUN(test_reserve);
 	RUN(test_writer_escape_replayed_by_e2fsck);
 	RUN(test_writer_revoke_and_clean_close);
 	return unit_done();
