@@ -6,6 +6,9 @@
  * list through its libext2fs stats hook (reusable after the commit), and
  * every block the inode owned is revoked, so a replay never writes an old
  * metadata copy over a block that has since become file data.
+ * A failure after the entry went takes it back (a file with other links)
+ * or, when that cannot be done, poisons the running transaction
+ * (e3_op_poison) so that no half removal is ever committed.
  */
 #include <errno.h>
 #include <string.h>
@@ -84,9 +87,24 @@ static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
 		return err;
 	if (inode.i_links_count > 1) {
 		inode.i_links_count--;
-		return ext2fs_write_inode(fs, ino, &inode);
+		err = ext2fs_write_inode(fs, ino, &inode);
+		if (err) {
+			/* the entry comes back, or the removal never commits */
+			e3_undo_begin(img);
+			if (e3_dir_add(fs, dir, name, ino, inode.i_mode))
+				e3_op_poison(img, err);
+		}
+		return err;
 	}
-	return free_inode(img, ino, &inode);
+	err = free_inode(img, ino, &inode);
+	if (err) {
+		/* Half freed, and its blocks revoked: the revokes drop them
+		 * from the checkpoint, so the file cannot simply come back
+		 * under its name. Never commit any of it. */
+		e3_undo_begin(img);
+		e3_op_poison(img, err);
+	}
+	return err;
 }
 
 errcode_t e3_remove(e3_image_t *img, ext2_ino_t dir, const char *name)

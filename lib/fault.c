@@ -20,6 +20,7 @@ static const struct {
 	{ "eio", E3_FAULT_EIO },
 	{ "enospc", E3_FAULT_ENOSPC },
 	{ "stop-after-commit", E3_FAULT_STOP_AFTER_COMMIT },
+	{ "capture-enomem", E3_FAULT_CAPTURE_ENOMEM },
 };
 
 errcode_t e3_fault_parse(struct e3_fault *f, const char *spec)
@@ -36,7 +37,17 @@ errcode_t e3_fault_parse(struct e3_fault *f, const char *spec)
 		return E3_BAD_OPTION;
 	errno = 0;
 	n = strtoull(colon + 1, &end, 10);
-	if (errno || *end || end == colon + 1 || n == 0)
+	if (errno || end == colon + 1 || n == 0)
+		return E3_BAD_OPTION;
+	f->count = 1;
+	if (*end == '*') {
+		const char *k = end + 1;
+
+		f->count = strtoull(k, &end, 10);
+		if (errno || end == k || f->count == 0)
+			return E3_BAD_OPTION;
+	}
+	if (*end)
 		return E3_BAD_OPTION;
 	for (size_t i = 0; i < sizeof(fault_names) / sizeof(*fault_names); i++)
 		if (strlen(fault_names[i].name) == (size_t)(colon - spec) &&
@@ -48,14 +59,21 @@ errcode_t e3_fault_parse(struct e3_fault *f, const char *spec)
 	return E3_BAD_OPTION;
 }
 
+/* whether the n-th event is one the spec makes fail */
+static int hit(const struct e3_fault *f, uint64_t n)
+{
+	return n >= f->at && n - f->at < f->count;
+}
+
 errcode_t e3_fault_write(struct e3_fault *f)
 {
 	uint64_t n;
 
-	if (!f || f->kind == E3_FAULT_NONE || f->kind == E3_FAULT_STOP_AFTER_COMMIT)
+	if (!f || f->kind == E3_FAULT_NONE || f->kind == E3_FAULT_STOP_AFTER_COMMIT ||
+	    f->kind == E3_FAULT_CAPTURE_ENOMEM)
 		return 0;
 	n = __atomic_add_fetch(&f->writes, 1, __ATOMIC_SEQ_CST);
-	if (n != f->at)
+	if (!hit(f, n))
 		return 0;
 	switch (f->kind) {
 	case E3_FAULT_KILL:
@@ -68,6 +86,13 @@ errcode_t e3_fault_write(struct e3_fault *f)
 	default:
 		return 0;
 	}
+}
+
+errcode_t e3_fault_capture(struct e3_fault *f)
+{
+	if (!f || f->kind != E3_FAULT_CAPTURE_ENOMEM)
+		return 0;
+	return hit(f, ++f->captures) ? ENOMEM : 0;
 }
 
 void e3_fault_committed(struct e3_fault *f, uint64_t n)

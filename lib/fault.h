@@ -5,6 +5,14 @@
  *   E3_FAULT=eio:N | enospc:N     the N-th write fails with EIO / ENOSPC
  *   E3_FAULT=stop-after-commit:N  _exit(0) right after the N-th commit,
  *                                 leaving it un-checkpointed in the log
+ *   E3_FAULT=capture-enomem:N     the N-th metadata write libext2fs makes
+ *                                 through the journal's channel fails with
+ *                                 ENOMEM, as capturing it into the running
+ *                                 transaction would without memory; this
+ *                                 is how a step fails mid-operation (the
+ *                                 others only fail at commit time)
+ * Any N may be written N*K: the K writes from the N-th on fail (an undo
+ * that meets the same shortage as the step it undoes).
  * "Writes" are every write that reaches the image file: the journal's log,
  * checkpoint and superblock writes, and file data written by the load
  * layer, which calls e3_journal_fault_write() before each pwrite. The
@@ -23,12 +31,15 @@ enum e3_fault_kind {
 	E3_FAULT_EIO,
 	E3_FAULT_ENOSPC,
 	E3_FAULT_STOP_AFTER_COMMIT,
+	E3_FAULT_CAPTURE_ENOMEM,
 };
 
 struct e3_fault {
 	enum e3_fault_kind kind;
 	uint64_t at;			/* the N of the spec, >= 1 */
+	uint64_t count;			/* the K of N*K (1 without) */
 	uint64_t writes;		/* [atomic] writes seen so far */
+	uint64_t captures;		/* [fs_lock] metadata writes captured */
 };
 
 /* Parses spec (NULL or "" = no fault). E3_BAD_OPTION when malformed. */
@@ -36,6 +47,9 @@ errcode_t e3_fault_parse(struct e3_fault *f, const char *spec);
 /* Call before a write reaches the disk: kills, or returns the injected
  * error for the N-th write, else 0. Thread-safe. */
 errcode_t e3_fault_write(struct e3_fault *f);
+/* Call before a metadata write is captured into the running transaction
+ * (under fs_lock): the injected ENOMEM for capture-enomem, else 0. */
+errcode_t e3_fault_capture(struct e3_fault *f);
 /* Call after a commit is durable (commit number n, from 1). */
 void e3_fault_committed(struct e3_fault *f, uint64_t n);
 

@@ -398,10 +398,16 @@ static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
 	if (!err)
 		err = e3_dir_add(fs, parent, name, ino, a.mode);
 	if (err) {
+		errcode_t undo;
+
+		e3_undo_begin(img);
 		memset(inode, 0, EXT2_INODE_SIZE(fs->super));
-		ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
-					EXT2_INODE_SIZE(fs->super));
+		undo = ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
+					       EXT2_INODE_SIZE(fs->super));
 		e3_ifree(fs, ino, 0);
+		/* a live inode no entry names would be committed */
+		if (undo)
+			e3_op_poison(img, err);
 		goto out;
 	}
 	*ret = ino;

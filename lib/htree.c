@@ -475,11 +475,11 @@ uint64_t cp_htree_blocks_max(unsigned bs, uint64_t bytes, unsigned rmax)
 
 /* ---- writing ------------------------------------------------------------- */
 
-/* Nothing more may be committed: the directory is half built. */
+/* Nothing more may be committed: the directory is half built (without
+ * a journal the superblock says the image needs a check). */
 static void fail_journal(struct e3_image *img, errcode_t err)
 {
-	if (img->journal)
-		e3_journal_fail(img->journal, err);
+	e3_op_poison(img, err);
 }
 
 /* Adds blocks had..nout-1; all or nothing as far as space goes. */
@@ -585,6 +585,20 @@ static errcode_t write_dir(struct e3_image *img, struct hdir *d)
 	return err;
 }
 
+/* The rewrite is one transaction, its size known only now: room in the
+ * journal (committing first if need be), or E3_JOURNAL_TOO_SMALL when
+ * even a transaction of its own could not hold it. */
+static errcode_t reserve_room(struct e3_image *img, const struct hdir *d)
+{
+	uint64_t n = d->nout > d->had ? d->nout : d->had;
+
+	if (!img->journal)
+		return 0;
+	/* directory blocks, their indirect blocks, the inode's block */
+	return e3_journal_reserve(img->journal,
+				  n + 2 * (n / (d->bs / 4) + 1) + 4);
+}
+
 /* Already what e2fsck would write: same blocks, size and index flag. */
 static int unchanged(struct hdir *d, const struct ext2_inode *inode)
 {
@@ -624,7 +638,11 @@ static errcode_t rebuild_one(struct e3_image *img, ext2_ino_t ino,
 		err = read_entries(&d);
 		if (!err)
 			err = build(&d, EXT2_I_SIZE(&inode));
-		if (!err && !unchanged(&d, &inode)) {
+		if (!err && !unchanged(&d, &inode))
+			err = reserve_room(img, &d);
+		if (err == E3_JOURNAL_TOO_SMALL) {
+			err = 0;	/* left as it is: still valid ext3 */
+		} else if (!err && !unchanged(&d, &inode)) {
 			e3_dc_forget(img, ino);	/* its blocks change */
 			err = write_dir(img, &d);
 		}

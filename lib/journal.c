@@ -21,11 +21,14 @@
  *                     newest block images are in the ckpt set, and the
  *                     home superblock has RECOVER set (written and flushed
  *                     before jsb.s_start became non-zero).
- *   ABORTED           a disk write failed: nothing more is written; the
+ *   ABORTED           a disk write failed, or a caller poisoned the
+ *                     running transaction: nothing more is written; the
  *                     image is as of the last commit (replay restores it).
  *
  * TRANSITIONS
- *   e3_journal_start   -> RUNNING/empty (refuses a non-empty log)
+ *   e3_journal_start   -> RUNNING/empty (refuses a non-empty log, and a
+ *                      log smaller than the largest transaction the fs
+ *                      geometry allows: worst_txn)
  *   jc_commit          RUNNING/any -> RUNNING/live: blocks and descriptors,
  *                      flush (also makes file data durable: ordered mode),
  *                      then commit block (+jsb when the log was empty),
@@ -38,8 +41,9 @@
  *                      not depend on commit timing — reproducible builds),
  *                      clear RECOVER home, unwrap.
  *   any write error    -> ABORTED (e3_journal_abort unwraps, frees).
- *   e3_journal_fail    -> ABORTED too: an operation could not undo its
- *                      half-done writes, so nothing more may commit.
+ *   e3_journal_poison  -> ABORTED: an operation could not be undone, its
+ *                      half must never commit (namei.c, file.c, remove,
+ *                      htree.c).
  *
  * E3_JOURNAL=bypass (benchmarks only, to measure what journaling costs):
  * start wraps nothing, commits only release deferred frees, metadata goes
@@ -114,6 +118,46 @@ static void free_journal(struct e3_journal *j)
 	free(j);
 }
 
+/* The most blocks one operation adds to the running transaction whatever
+ * the image holds: a mkdir whose parent grows through a new TIND chain
+ * (two inode table blocks, the new directory's block, the parent's new
+ * block, three new and two rewritten indirect blocks), a file's close
+ * with its tail IND/DIND/TIND chain and inode. Operations whose size
+ * depends on the content — the htree index of one huge directory, a
+ * sparse file with many partial indirect blocks — can exceed it; their
+ * commit still refuses with E3_JOURNAL_TOO_SMALL. */
+#define JNL_OP_MAX 16
+
+/* What libext2fs' state dump adds to any commit at most: every group's
+ * block and inode bitmap, the primary descriptors and superblock. */
+static uint64_t state_dump_max(const struct e3_journal *j)
+{
+	return 2 * (uint64_t)j->fs->group_desc_count + j->fs->desc_blocks + 1;
+}
+
+/* The largest transaction this library can be made to commit on fs, from
+ * its geometry alone, in log blocks. A commit holds what op_end left
+ * below the quarter (blocks and revokes), one operation, and libext2fs'
+ * state dump: at most every group's block and inode bitmap, the
+ * descriptors and the superblock — and, in the final ext2fs_flush at
+ * stop, the backup superblocks and descriptors too unless the handle has
+ * EXT2_FLAG_MASTER_SB_ONLY (libext2fs 1.47 sets it at open, so flush
+ * writes only the primary copies). */
+static uint64_t worst_txn(const struct e3_journal *j)
+{
+	ext2_filsys fs = j->fs;
+	uint64_t copies = 1, blocks;
+
+	if (!(fs->flags & EXT2_FLAG_MASTER_SB_ONLY))
+		for (dgrp_t g = 1; g < fs->group_desc_count; g++)
+			if (ext2fs_bg_has_super(fs, g))
+				copies++;
+	blocks = (copies - 1) * (1 + (uint64_t)fs->desc_blocks) +
+		 state_dump_max(j) + (j->quarter ? j->quarter - 1 : 0) +
+		 JNL_OP_MAX;
+	return jc_txn_log_blocks(j, blocks, j->quarter);
+}
+
 errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 {
 	ext2_filsys fs = img->fs;
@@ -150,6 +194,11 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 	j->start_seq = j->tid;
 	j->recover_home = ext2fs_has_feature_journal_needs_recovery(fs->super);
 	j->quarter = (j->log.maxlen - j->log.first) / 4;
+	/* refuse now rather than fail the commit after the work is done */
+	if (worst_txn(j) >= j->log.maxlen - j->log.first) {
+		err = E3_JOURNAL_TOO_SMALL;
+		goto fail;
+	}
 	interval = img->opts.commit_interval ? img->opts.commit_interval : 5;
 	j->interval_ns = (uint64_t)interval * 1000000000ULL;
 	j->last_commit_ns = jnl_now_ns();
@@ -199,6 +248,25 @@ errcode_t e3_journal_op_end(struct e3_journal *j)
 	return 0;
 }
 
+errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks)
+{
+	uint64_t cap = j->log.maxlen - j->log.first;
+	errcode_t err;
+
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	if (j->bypass)
+		return 0;
+	if (jc_txn_log_blocks(j, nblocks + state_dump_max(j), nblocks) >= cap)
+		return E3_JOURNAL_TOO_SMALL;
+	if (jc_txn_log_blocks(j, j->run.n + nblocks + state_dump_max(j),
+			      j->revoked.n + nblocks) < cap)
+		return 0;
+	err = jc_commit(j);
+	assert_journal_state(j);
+	return err;
+}
+
 void e3_journal_revoke(struct e3_journal *j, blk64_t blk)
 {
 	struct jbuf *b;
@@ -218,19 +286,18 @@ void e3_journal_revoke(struct e3_journal *j, blk64_t blk)
 		jnl_abort_with(j, ENOMEM);
 }
 
-void e3_journal_fail(struct e3_journal *j, errcode_t err)
-{
-	jnl_abort_with(j, err);
-}
-
 errcode_t e3_journal_fault_write(struct e3_journal *j)
 {
 	return j ? e3_fault_write(&j->fault) : 0;
 }
 
-/* At stop the full ext2fs_flush (backup superblocks and descriptors in
- * every sparse group included) goes into the last transaction: too costly
- * per commit on big images, right once at the end. */
+/* At stop ext2fs_flush goes into the last transaction: every group's
+ * bitmaps when dirty, the descriptors, the superblock — and the backup
+ * superblocks and descriptors only if the handle lacks
+ * EXT2_FLAG_MASTER_SB_ONLY, which libext2fs 1.47's ext2fs_open2 sets
+ * (measured: fs->flags 0x20201 right after open), so in practice the
+ * backups keep what mke2fs wrote, as under the kernel. worst_txn counts
+ * both cases. */
 errcode_t e3_journal_stop(struct e3_journal *j)
 {
 	ext2_filsys fs = j->fs;
@@ -264,6 +331,15 @@ errcode_t e3_journal_stop(struct e3_journal *j)
 	ext2fs_clear_feature_journal_needs_recovery(fs->orig_super);
 	jio_unwrap(j);
 	free_journal(j);
+	return 0;
+}
+
+errcode_t e3_journal_poison(struct e3_journal *j, errcode_t err)
+{
+	if (j->bypass)
+		return EXT2_ET_UNIMPLEMENTED;
+	/* the running set is never written: stop sees ABORTED and unwraps */
+	jnl_abort_with(j, err);
 	return 0;
 }
 

@@ -23,16 +23,28 @@ errcode_t e3_journal_op_end(struct e3_journal *j);
  * Ordered mode: file data written with pwrite(img->fd) before this call is
  * made durable before the commit block. Caller holds fs_lock. */
 errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint);
+/* Before an operation whose size depends on the content (the htree index
+ * of one directory, say) and may be far above the usual few blocks: it
+ * will write at most nblocks metadata blocks and revoke at most as many.
+ * Commits the running transaction first when they might not fit after
+ * it; E3_JOURNAL_TOO_SMALL when they cannot fit even in a transaction of
+ * their own — nothing is written then, and the caller should do without
+ * the operation (a directory left linear is valid ext3). Caller holds
+ * fs_lock. */
+errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks);
 /* A journaled metadata block was freed: revoke it in the running
  * transaction. Caller holds fs_lock. */
 void e3_journal_revoke(struct e3_journal *j, blk64_t blk);
-/* An operation failed half way and could not undo what it wrote: the
- * journal goes to ABORTED with err, so nothing more is committed and the
- * image stays as of the last commit. Caller holds fs_lock. */
-void e3_journal_fail(struct e3_journal *j, errcode_t err);
 /* Final commit and checkpoint, needs_recovery cleared, I/O unwrapped,
  * freed (even on error). Caller holds fs_lock. */
 errcode_t e3_journal_stop(struct e3_journal *j);
+/* An operation failed half way and its undo failed too: the running
+ * transaction must never commit. Drops it (and refuses every later write,
+ * like a failed disk write: ABORTED); stop then returns err and the image
+ * stays as of the last commit. EXT2_ET_UNIMPLEMENTED under
+ * E3_JOURNAL=bypass, whose metadata is already home. Caller holds
+ * fs_lock. */
+errcode_t e3_journal_poison(struct e3_journal *j, errcode_t err);
 /* Unwraps and frees without writing: the image is as of the last commit. */
 void e3_journal_abort(struct e3_journal *j);
 /* The fault layer (E3_FAULT, see fault.h) for writes that bypass the

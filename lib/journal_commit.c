@@ -8,8 +8,10 @@
  * descriptors of every sparse group, which on a big image is hundreds of
  * blocks per commit. The backups carry nothing the live fs needs between
  * commits (the kernel's ext3 never updates them outside resize either;
- * e2fsck compares only geometry and features with them); they are brought
- * up to date once, by the full ext2fs_flush journaled at stop.
+ * e2fsck compares only geometry and features with them). The
+ * ext2fs_flush journaled at stop would rewrite them, but libext2fs 1.47
+ * opens with EXT2_FLAG_MASTER_SB_ONLY, so it writes only the primaries
+ * (see e3_journal_stop).
  *
  * Write order of one commit (each arrow is a flush = fsync of the image):
  *   [RECOVER in the home sb, first commit only] + revoke blocks +
@@ -106,17 +108,32 @@ struct txn_shape {
 	unsigned per_rev, per_desc;
 };
 
-static void shape_txn(const struct e3_journal *j, struct txn_shape *s)
+/* The log blocks a transaction of nblocks blocks and nrevokes revokes
+ * takes (revoke, descriptor, data and commit blocks). */
+static void shape_of(unsigned bs, uint64_t nblocks, uint64_t nrevokes,
+		     struct txn_shape *s)
 {
-	unsigned bs = j->bs;
-
 	s->per_rev = (bs - sizeof(struct jbd2_revoke_header)) / 4;
 	/* the first tag carries the 16-byte UUID, the others SAME_UUID */
 	s->per_desc = 1 + (bs - sizeof(struct jbd2_header) - 8 - 16) / 8;
-	s->rev_blocks = (uint32_t)((j->revoked.n + s->per_rev - 1) / s->per_rev);
-	s->desc_blocks = (uint32_t)((j->run.n + s->per_desc - 1) / s->per_desc);
-	s->data_blocks = (uint32_t)j->run.n;
+	s->rev_blocks = (uint32_t)((nrevokes + s->per_rev - 1) / s->per_rev);
+	s->desc_blocks = (uint32_t)((nblocks + s->per_desc - 1) / s->per_desc);
+	s->data_blocks = (uint32_t)nblocks;
 	s->total = s->rev_blocks + s->desc_blocks + s->data_blocks + 1;
+}
+
+static void shape_txn(const struct e3_journal *j, struct txn_shape *s)
+{
+	shape_of(j->bs, j->run.n, j->revoked.n, s);
+}
+
+uint64_t jc_txn_log_blocks(const struct e3_journal *j, uint64_t nblocks,
+			   uint64_t nrevokes)
+{
+	struct txn_shape s;
+
+	shape_of(j->bs, nblocks, nrevokes, &s);
+	return (uint64_t)s.rev_blocks + s.desc_blocks + s.data_blocks + 1;
 }
 
 /* revoke blocks, then descriptor + data groups, then the commit block */

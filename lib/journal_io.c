@@ -231,6 +231,8 @@ errcode_t jio_capture(struct e3_journal *j, uint64_t off, uint64_t len,
 
 	if (j->state == JS_ABORTED)
 		return E3_JOURNAL_ABORTED;
+	if ((err = e3_fault_capture(&j->fault)))
+		return err;
 	while (pos < end && !err) {
 		blk64_t b = pos / j->bs;
 		uint64_t boff = pos % j->bs, seg = j->bs - boff;

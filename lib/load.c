@@ -107,6 +107,19 @@ errcode_t e3_op_end(struct e3_image *img)
 	return 0;
 }
 
+void e3_undo_begin(struct e3_image *img)
+{
+	ext2fs_flush_icache(img->fs);	/* invalidates: reads go to the I/O */
+}
+
+void e3_op_poison(struct e3_image *img, errcode_t err)
+{
+	if (img->journal && e3_journal_poison(img->journal, err) == 0)
+		return;
+	img->fs->super->s_state |= EXT2_ERROR_FS;
+	ext2fs_mark_super_dirty(img->fs);
+}
+
 errcode_t e3_check_writable(struct e3_image *img)
 {
 	if (!img || !(img->flags & E3_OPEN_WRITE) || !img->load || !img->alloc)
@@ -223,6 +236,14 @@ static errcode_t dir_room(ext2_filsys fs, ext2_ino_t dir)
 	return 0;
 }
 
+/* Errors with which adding a name stops while reading, before it writes
+ * anything (a damaged directory on an image we were given). */
+static int refused_before_writing(errcode_t err)
+{
+	return err == EXT2_ET_DIR_CORRUPTED || err == EXT2_ET_DIR_CSUM_INVALID ||
+	       err == EXT2_ET_DIR_EXISTS || err == EXT2_ET_NO_DIRECTORY;
+}
+
 /* Through the directory cache when it covers dir (images opened by this
  * library), else libext2fs. */
 static errcode_t link_once(struct e3_image *img, ext2_filsys fs,
@@ -252,11 +273,26 @@ errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
 		/* 1.47.0's ext2fs_link does not grow the directory itself;
 		 * expand_dir allocates through our hook. */
 		err = dir_room(fs, dir);
-		if (!err)
-			err = ext2fs_expand_dir(fs, dir);
 		if (err)
-			return e3_map_err(err);
-		err = link_once(img, fs, dir, name, ino, ft);
+			return e3_map_err(err);		/* nothing written */
+		err = ext2fs_expand_dir(fs, dir);
+		if (!err)
+			err = link_once(img, fs, dir, name, ino, ft);
+		if (err)
+			goto half_done;
+	} else if (err && !refused_before_writing(err)) {
+		goto half_done;
+	}
+	return e3_map_err(err);
+half_done:
+	/* A write that failed inside libext2fs' directory code can leave
+	 * it half done — expand_dir's new block allocated but not mapped,
+	 * an htree leaf split — and no caller can undo that: the operation
+	 * must never commit. */
+	if (img) {
+		e3_undo_begin(img);
+		e3_dc_forget(img, dir);
+		e3_op_poison(img, err);
 	}
 	return e3_map_err(err);
 }

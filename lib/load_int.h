@@ -59,6 +59,21 @@ void e3_load_file_del(struct e3_image *img, struct e3_file *f);
  * Caller holds fs_lock. */
 errcode_t e3_op_end(struct e3_image *img);
 
+/* An operation's error path: call first, before undoing. A write that
+ * failed inside libext2fs left its inode cache ahead of what reached the
+ * image (or the running transaction); the undo must work from the latter.
+ * Caller holds fs_lock. */
+void e3_undo_begin(struct e3_image *img);
+
+/* The undo of a failed operation failed too (err: the operation's first
+ * error): the half-done operation must never reach the image. With a
+ * journal the running transaction is dropped (the image stays as of the
+ * last commit; every later write of the session fails, and close returns
+ * err). Without one, what is written stays: the superblock is marked
+ * "errors" (EXT2_ERROR_FS), as the kernel does, so e2fsck checks it.
+ * Caller holds fs_lock. */
+void e3_op_poison(struct e3_image *img, errcode_t err);
+
 /* E3_IMAGE_READONLY unless img was opened for writing. */
 errcode_t e3_check_writable(struct e3_image *img);
 

@@ -105,12 +105,29 @@ static errcode_t write_dir_block(ext2_filsys fs, ext2_ino_t ino,
 
 /* An inode written in an operation that then failed: zero it, since
  * e2fsck judges inodes by their link count, not by the bitmap. */
-static void clear_inode(ext2_filsys fs, ext2_ino_t ino,
-			struct ext2_inode_large *inode)
+static errcode_t clear_inode(ext2_filsys fs, ext2_ino_t ino,
+			     struct ext2_inode_large *inode)
 {
 	memset(inode, 0, EXT2_INODE_SIZE(fs->super));
-	ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
-				EXT2_INODE_SIZE(fs->super));
+	return ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
+				       EXT2_INODE_SIZE(fs->super));
+}
+
+/* Takes back the entry name -> ino just added to dir. */
+static errcode_t undo_entry(struct e3_image *img, ext2_ino_t dir,
+			    const char *name, ext2_ino_t ino)
+{
+	errcode_t err = ext2fs_unlink(img->fs, dir, name, ino, 0);
+
+	e3_dc_forget(img, dir);
+	return err;
+}
+
+/* The first error of an undo is the one that counts */
+static void undo_step(errcode_t *undo, errcode_t err)
+{
+	if (!*undo)
+		*undo = err;
 }
 
 /* A metadata block that was allocated and written in this operation and
@@ -133,7 +150,7 @@ static errcode_t do_mkdir(struct e3_image *img, ext2_ino_t parent,
 	struct e3_attr a = *attr;
 	ext2_ino_t ino;
 	blk64_t blk = 0;
-	errcode_t err;
+	errcode_t err, undo = 0;
 
 	a.mode = LINUX_S_IFDIR | (attr->mode & 07777);
 	err = e3_inode_new(img, parent, name, &a, 2, &inode, &ino);
@@ -162,19 +179,23 @@ static errcode_t do_mkdir(struct e3_image *img, ext2_ino_t parent,
 		goto out_inode;
 	err = inc_links(fs, parent);
 	if (err) {
-		ext2fs_unlink(fs, parent, name, ino, 0);
-		e3_dc_forget(img, parent);
+		e3_undo_begin(img);
+		undo_step(&undo, undo_entry(img, parent, name, ino));
 		goto out_inode;
 	}
 	*ret = ino;
 	free(inode);
 	return 0;
 out_inode:
-	clear_inode(fs, ino, inode);
+	e3_undo_begin(img);	/* before the undo reads anything back */
+	undo_step(&undo, clear_inode(fs, ino, inode));
 out_blk:
+	e3_undo_begin(img);
 	free_meta_block(img, blk);
 out_ino:
 	e3_ifree(fs, ino, 1);
+	if (undo)
+		e3_op_poison(img, err);
 	free(inode);
 	return err;
 }
@@ -236,8 +257,9 @@ errcode_t e3_link(e3_image_t *img, ext2_ino_t parent, const char *name,
 		goto out;
 	err = inc_links(fs, ino);
 	if (err) {
-		ext2fs_unlink(fs, parent, name, ino, 0);
-		e3_dc_forget(img, parent);
+		e3_undo_begin(img);
+		if (undo_entry(img, parent, name, ino))
+			e3_op_poison(img, err);
 	}
 out:
 	err2 = e3_op_end(img);
@@ -257,7 +279,7 @@ static errcode_t make_node(struct e3_image *img, ext2_ino_t parent,
 	ext2_ino_t ino;
 	blk64_t blk = 0;
 	char *buf = NULL;
-	errcode_t err;
+	errcode_t err, undo = 0;
 
 	err = e3_inode_new(img, parent, name, attr, 1, &inode, &ino);
 	if (err)
@@ -302,7 +324,8 @@ static errcode_t make_node(struct e3_image *img, ext2_ino_t parent,
 		goto out_blk;
 	err = e3_dir_add(fs, parent, name, ino, attr->mode);
 	if (err) {
-		clear_inode(fs, ino, inode);
+		e3_undo_begin(img);
+		undo_step(&undo, clear_inode(fs, ino, inode));
 		goto out_blk;
 	}
 	*ret = ino;
@@ -310,10 +333,13 @@ static errcode_t make_node(struct e3_image *img, ext2_ino_t parent,
 	free(inode);
 	return 0;
 out_blk:
+	e3_undo_begin(img);
 	if (blk)
 		free_meta_block(img, blk);
 out_ino:
 	e3_ifree(fs, ino, 0);
+	if (undo)
+		e3_op_poison(img, err);
 	ext2fs_free_mem(&buf);
 	free(inode);
 	return err;

@@ -4,7 +4,8 @@
  * revokes before and after, uncommitted tails, log wrap, tid wrap,
  * refusals), and the writer's io layer (reads see captured writes, byte
  * writes merge, a commit without checkpoint replays to the same state,
- * a failed journal commits nothing more).
+ * a failed journal commits nothing more), and e3_journal_reserve's
+ * commit-first / refuse decisions.
  * Images come from mke2fs in /tmp.
  */
 #include <errno.h>
@@ -78,6 +79,25 @@ static void test_fault_parse(void)
 	CHECK(e3_fault_parse(&f, "kill:0") == E3_BAD_OPTION);
 	CHECK(e3_fault_parse(&f, "kill:x") == E3_BAD_OPTION);
 	CHECK(e3_fault_parse(&f, "explode:3") == E3_BAD_OPTION);
+	/* N*K: K failures in a row; capture-enomem counts captures only */
+	CHECK_OK(e3_fault_parse(&f, "eio:2*2"));
+	CHECK(e3_fault_write(&f) == 0);
+	CHECK(e3_fault_write(&f) == EIO);
+	CHECK(e3_fault_write(&f) == EIO);
+	CHECK(e3_fault_write(&f) == 0);
+	CHECK_OK(e3_fault_parse(&f, "capture-enomem:2*3"));
+	CHECK(f.kind == E3_FAULT_CAPTURE_ENOMEM && f.at == 2 && f.count == 3);
+	CHECK(e3_fault_write(&f) == 0);		/* disk writes: never */
+	CHECK(e3_fault_capture(&f) == 0);
+	CHECK(e3_fault_capture(&f) == ENOMEM);
+	CHECK(e3_fault_capture(&f) == ENOMEM);
+	CHECK(e3_fault_capture(&f) == ENOMEM);
+	CHECK(e3_fault_capture(&f) == 0);
+	CHECK_OK(e3_fault_parse(&f, "eio:3"));
+	CHECK(e3_fault_capture(&f) == 0);	/* eio counts disk writes */
+	CHECK(e3_fault_parse(&f, "eio:3*") == E3_BAD_OPTION);
+	CHECK(e3_fault_parse(&f, "eio:3*0") == E3_BAD_OPTION);
+	CHECK(e3_fault_parse(&f, "eio:3*2x") == E3_BAD_OPTION);
 }
 
 /* ---- a hand-made log ----------------------------------------------------- */
@@ -638,6 +658,50 @@ static void test_writer_capture_and_replay(void)
 	unlink(img_path);
 }
 
+/* e3_journal_reserve: room for a big operation is made by committing
+ * what runs; an operation bigger than the whole log is refused up front
+ * and nothing reaches the disk. The 8M image: a 1024-block log, 4
+ * groups, so the state dump adds at most 2*4 + 1 + 1 blocks. */
+static void test_reserve(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_image *img;
+	unsigned char *p;
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	p = pattern(1024, 7);
+	e3_fs_lock(img);
+	/* 200 blocks run; 600 more still fit beside them: no commit */
+	for (blk64_t b = 0; b < 200; b++)
+		CHECK_OK(io_channel_write_blk64(img->fs->io, HOME + b, 1, p));
+	CHECK_OK(e3_journal_reserve(img->journal, 600));
+	CHECK_OK(io_channel_write_blk64(img->fs->io, HOME + 500, 1, p));
+	CHECK(!home_is(HOME, p, 1024));
+	/* 900 do not: the 200 are committed first (and only committed: the
+	 * home block is still old until a checkpoint) */
+	CHECK_OK(e3_journal_reserve(img->journal, 900));
+	CHECK(!home_is(HOME, p, 1024));
+	/* more than a whole log holds: refused, nothing changes */
+	CHECK(e3_journal_reserve(img->journal, 1100) == E3_JOURNAL_TOO_SMALL);
+	e3_fs_unlock(img);
+	e3_image_abort(img);		/* crash: only the commit survives */
+	{
+		struct e3_replay_report rep;
+
+		CHECK_OK(replay(&rep));
+		CHECK(rep.transactions == 1);
+		CHECK(home_is(HOME, p, 1024) && home_is(HOME + 199, p, 1024));
+		/* written after the first reserve: committed by the second */
+		CHECK(home_is(HOME + 500, p, 1024));
+	}
+	free(p);
+	unlink(img_path);
+}
+
 /* a metadata block that starts with the JBD2 magic is escaped in our log;
  * e2fsck's replay and ours both put the magic back */
 static void test_writer_escape_replayed_by_e2fsck(void)
@@ -734,7 +798,7 @@ static void test_writer_revoke_and_clean_close(void)
 	unlink(img_path);
 }
 
-/* e3_journal_fail: an operation that cannot undo its half-done writes
+/* e3_journal_poison: an operation that cannot undo its half-done writes
  * stops every later commit; the image is as of the last commit, and a
  * replay gives exactly that */
 static void test_writer_fail_commits_nothing(void)
@@ -755,7 +819,7 @@ static void test_writer_fail_commits_nothing(void)
 	CHECK_OK(ext2fs_mkdir(img->fs, EXT2_ROOT_INO, 0, "committed"));
 	CHECK_OK(e3_journal_commit(img->journal, 0));
 	CHECK_OK(ext2fs_mkdir(img->fs, EXT2_ROOT_INO, 0, "half"));
-	e3_journal_fail(img->journal, ENOMEM);
+	e3_journal_poison(img->journal, ENOMEM);
 	CHECK(e3_journal_op_end(img->journal) == E3_JOURNAL_ABORTED);
 	e3_fs_unlock(img);
 	CHECK(e3_image_close(img) == ENOMEM);
@@ -787,6 +851,7 @@ int main(void)
 	RUN(test_replay_csum_v3_64bit_as_e2fsck);
 	RUN(test_replay_bad_commit_sync_and_async_as_e2fsck);
 	RUN(test_writer_capture_and_replay);
+	RUN(test_reserve);
 	RUN(test_writer_escape_replayed_by_e2fsck);
 	RUN(test_writer_revoke_and_clean_close);
 	RUN(test_writer_fail_commits_nothing);
