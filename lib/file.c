@@ -294,7 +294,7 @@ static errcode_t write_at(struct e3_file *f, const char *src, size_t len,
 		} else {
 			uint64_t ndata = end_blk - lblk;
 			blk64_t pblk;
-			int fresh;
+			int fresh = 0;
 
 			if (f->hint_blocks > lblk && f->hint_blocks - lblk > ndata)
 				ndata = f->hint_blocks - lblk;
