@@ -601,8 +601,11 @@ static errcode_t close_commit(struct e3_file *f, errcode_t err)
 {
 	errcode_t err2;
 
-	if (!err)
+	if (!err) {
 		err = commit_file(f);
+		if (err)	/* libext2fs' inode cache may hold the new map */
+			e3_undo_begin(f->img);
+	}
 	if (err)
 		release_blocks(f);
 	err2 = e3_op_end(f->img);

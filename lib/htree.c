@@ -475,12 +475,6 @@ uint64_t cp_htree_blocks_max(unsigned bs, uint64_t bytes, unsigned rmax)
 
 /* ---- writing ------------------------------------------------------------- */
 
-/* Nothing more may be committed: the directory is half built (without
- * a journal the superblock says the image needs a check). */
-static void fail_journal(struct e3_image *img, errcode_t err)
-{
-	e3_op_poison(img, err);
-}
 
 /* Adds blocks had..nout-1; all or nothing as far as space goes. */
 static errcode_t grow(struct e3_image *img, struct hdir *d)
@@ -507,7 +501,7 @@ static errcode_t grow(struct e3_image *img, struct hdir *d)
 		 * find, so the journal must not commit this */
 		ext2fs_punch(fs, d->ino, NULL, NULL, d->had, ~0ULL);
 		d->nblk = d->had;
-		fail_journal(img, err);
+		e3_op_poison(img, err);
 	}
 	return err;
 }
@@ -532,7 +526,7 @@ static void undo(struct e3_image *img, struct hdir *d, size_t upto,
 	if (!err && d->nblk > d->had)
 		err = ext2fs_punch(d->fs, d->ino, NULL, NULL, d->had, ~0ULL);
 	if (err)
-		fail_journal(img, why);
+		e3_op_poison(img, why);
 }
 
 static errcode_t write_dir(struct e3_image *img, struct hdir *d)
@@ -572,7 +566,7 @@ static errcode_t write_dir(struct e3_image *img, struct hdir *d)
 	if (err) {
 		/* the inode cache may hold the new inode already */
 		undo(img, d, d->nout, err);
-		fail_journal(img, err);
+		e3_op_poison(img, err);
 		return err;
 	}
 	if (d->nout < d->had) {
@@ -580,10 +574,14 @@ static errcode_t write_dir(struct e3_image *img, struct hdir *d)
 			e3_journal_revoke(img->journal, d->blk[i]);
 		err = ext2fs_punch(fs, d->ino, NULL, NULL, d->nout, ~0ULL);
 		if (err)
-			fail_journal(img, err);
+			e3_op_poison(img, err);
 	}
 	return err;
 }
+
+/* build's verdict for a directory that cannot be indexed (nothing written
+ * yet): it stays linear, which is valid ext3. Never leaves this file. */
+#define E3_LEAVE_AS_IS ((errcode_t)-1)
 
 /* The rewrite is one transaction, its size known only now: room in the
  * journal (committing first if need be), or E3_JOURNAL_TOO_SMALL when
@@ -636,11 +634,16 @@ static errcode_t rebuild_one(struct e3_image *img, ext2_ino_t ino,
 	if (!err && !d.holes && d.nblk &&
 	    EXT2_I_SIZE(&inode) == (uint64_t)d.nblk * d.bs) {
 		err = read_entries(&d);
-		if (!err)
+		if (!err) {
 			err = build(&d, EXT2_I_SIZE(&inode));
+			/* more leaves than two index levels can point at
+			 * (a third needs largedir, not ext3) */
+			if (err == EXT2_ET_DIR_NO_SPACE)
+				err = E3_LEAVE_AS_IS;
+		}
 		if (!err && !unchanged(&d, &inode))
 			err = reserve_room(img, &d);
-		if (err == E3_JOURNAL_TOO_SMALL) {
+		if (err == E3_JOURNAL_TOO_SMALL || err == E3_LEAVE_AS_IS) {
 			err = 0;	/* left as it is: still valid ext3 */
 		} else if (!err && !unchanged(&d, &inode)) {
 			e3_dc_forget(img, ino);	/* its blocks change */

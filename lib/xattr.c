@@ -217,6 +217,8 @@ static errcode_t share_block(struct e3_image *img, ext2_ino_t ino,
 	err = ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
 				      EXT2_INODE_SIZE(fs->super));
 	if (err) {
+		/* the inode cache holds the twin pointer already */
+		e3_undo_begin(img);
 		ext2fs_adjust_ea_refcount3(fs, twin, tmp, -1, NULL, ino);
 		goto out;
 	}

@@ -161,3 +161,21 @@ rehash_unchanged() {
 	assert_fsck_clean "$T/d.img"
 	same_dirs "$T/c.img" "$T/d.img" 3
 }
+
+@test "a directory too big for two index levels stays linear: the copy succeeds, e2fsck is clean" {
+	# 48,000 names of 249 bytes need more 1 KiB leaves than a root and
+	# one level of nodes can point at; a third level needs largedir
+	mkdir -p "$T/wide/w"
+	local pad
+	pad=$(printf 'n%.0s' $(seq 241))
+	(cd "$T/wide/w" && seq -f "%08g$pad" 1 48000 | xargs touch)
+	rm -f "$T/w.img"; truncate -s 160M "$T/w.img"
+	mke2fs -q -F -t ext3 -b 1024 -N 60000 -J size=8 "$T/w.img" >/dev/null
+	run_e3 e3cp --quiet "$T/wide" "$T/w.img"
+	assert_status 0
+	assert_fsck_clean "$T/w.img"
+	run debugfs -R "stat /w" "$T/w.img"
+	[[ "$output" != *"Flags: 0x1000"* ]]	# no index flag
+	run debugfs -R "ls /w" "$T/w.img"
+	assert_output_has "00048000$pad"
+}

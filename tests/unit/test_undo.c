@@ -26,12 +26,13 @@
 static char tmpl[64], work[64];
 
 enum op { OP_MKDIR, OP_MKDIR_GROW, OP_LINK, OP_SYMLINK, OP_MKNOD, OP_CREATE,
-	  OP_CREATE_GROW, OP_REMOVE_LAST, OP_REMOVE_LINK, OP_COUNT };
+	  OP_CREATE_GROW, OP_REMOVE_LAST, OP_REMOVE_LINK, OP_CLOSE_MANY,
+	  OP_COUNT };
 
 static const char *const op_names[OP_COUNT] = {
 	"mkdir", "mkdir (parent grows)", "link", "symlink (slow)", "mknod",
 	"create", "create (parent grows)", "remove (last link)",
-	"remove (one of two links)",
+	"remove (one of two links)", "two files closed together",
 };
 
 static struct e3_attr attr_of(uint32_t mode)
@@ -99,6 +100,29 @@ static errcode_t write_file(e3_image_t *img, ext2_ino_t dir, const char *name,
 	}
 	free(buf);
 	return err;
+}
+
+/* "new" and "new2" in dir, closed by one e3_file_close_many: when one
+ * close fails at its inode write, the other (same inode table block) must
+ * not carry the failed one's block map into the image. */
+static errcode_t close_two(e3_image_t *img, ext2_ino_t dir, errcode_t *cerr)
+{
+	struct e3_attr a = attr_of(S_IFREG | 0644);
+	e3_file_t *f[2] = { NULL, NULL };
+	errcode_t err, errs[2];
+	char buf[3000];
+
+	memset(buf, 'x', sizeof(buf));
+	err = e3_create(img, dir, "new", &a, sizeof(buf), &f[0]);
+	if (err)
+		return err;	/* "new" is there exactly when this worked */
+	*cerr = e3_create(img, dir, "new2", &a, sizeof(buf), &f[1]);
+	for (int i = 0; i < 2 && !*cerr; i++)
+		*cerr = e3_file_write(f[i], buf, sizeof(buf));
+	err = e3_file_close_many(f, 2, errs);
+	if (!*cerr)
+		*cerr = err;
+	return 0;
 }
 
 /* /d: a file g (one link, with an indirect block), f and its second link
@@ -202,6 +226,8 @@ static errcode_t run_op(e3_image_t *img, enum op op, errcode_t *ferr)
 		return e3_remove(img, d, "g");
 	case OP_REMOVE_LINK:
 		return e3_remove(img, d, "f2");
+	case OP_CLOSE_MANY:
+		return close_two(img, d, ferr);
 	default:
 		return EINVAL;
 	}
@@ -409,6 +435,7 @@ static void test_create(void) { sweep(OP_CREATE); }
 static void test_create_grow(void) { sweep(OP_CREATE_GROW); }
 static void test_remove_last(void) { sweep(OP_REMOVE_LAST); }
 static void test_remove_link(void) { sweep(OP_REMOVE_LINK); }
+static void test_close_many(void) { sweep(OP_CLOSE_MANY); }
 
 int main(void)
 {
@@ -438,6 +465,7 @@ int main(void)
 	RUN(test_create);
 	RUN(test_create_grow);
 	RUN(test_remove_last);
+	RUN(test_close_many);
 	RUN(test_remove_link);
 	RUN(test_after_commit);
 	unlink(tmpl);
