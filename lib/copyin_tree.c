@@ -114,24 +114,51 @@ struct file_job {
 	struct file_job *bnext;		/* the rest of its batch */
 };
 
-/* Copies the data regions of fd into f. *src_err tells a source failure
- * (reported, the copy goes on) from an image failure (fatal). A dense
- * file (as many bytes allocated as its size: tar's test for "not sparse")
- * is read straight through, without two lseeks per file. */
+/* Copies [from, to) of fd into f. */
+static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
+			    char *buf, int *src_err)
+{
+	errcode_t err;
+	ssize_t n;
+
+	for (off_t off = from; off < to; off += n) {
+		size_t want = (size_t)(to - off);
+
+		if (want > CP_BUF_SIZE)
+			want = CP_BUF_SIZE;
+		n = pread(fd, buf, want, off);
+		if (n <= 0) {
+			*src_err = 1;
+			return n < 0 ? errno : EIO;	/* shrank under us */
+		}
+		err = e3_file_pwrite(f, buf, (size_t)n, (uint64_t)off);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Copies the data regions of fd into f, so holes stay holes. *src_err
+ * tells a source failure (reported, the copy goes on) from an image
+ * failure (fatal). A dense file (as many bytes allocated as its size:
+ * tar's test for "not sparse") can still hide a hole behind blocks
+ * preallocated past its end: one SEEK_HOLE settles it, instead of a
+ * SEEK_DATA/SEEK_HOLE pair per region. */
 static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 			      char *buf, int *src_err)
 {
 	off_t off = 0, data, hole;
-	ssize_t n;
 	errcode_t err;
 
 	*src_err = 0;
-	while ((uint64_t)off < size) {
-		if (dense) {		/* no hole to look for */
-			data = 0;
-			hole = (off_t)size;
-			goto copy;
+	if (dense) {
+		hole = lseek(fd, 0, SEEK_HOLE);
+		if (hole < 0 || (uint64_t)hole >= size) {
+			err = copy_range(fd, f, 0, (off_t)size, buf, src_err);
+			return err ? err : e3_file_set_size(f, size);
 		}
+	}
+	while ((uint64_t)off < size) {
 		data = lseek(fd, off, SEEK_DATA);
 		if (data < 0) {
 			if (errno == ENXIO)
@@ -145,22 +172,11 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 		}
 		if ((uint64_t)hole > size)
 			hole = (off_t)size;
-copy:
-		for (off = data; off < hole; off += n) {
-			size_t want = (size_t)(hole - off);
-
-			if (want > CP_BUF_SIZE)
-				want = CP_BUF_SIZE;
-			n = pread(fd, buf, want, off);
-			if (n <= 0) {
-				*src_err = 1;
-				return n < 0 ? errno : EIO; /* shrank under us */
-			}
-			err = e3_file_pwrite(f, buf, (size_t)n, (uint64_t)off);
-			if (err)
-				return err;
-		}
-		if ((uint64_t)data >= size || dense)
+		err = copy_range(fd, f, data, hole, buf, src_err);
+		if (err)
+			return err;
+		off = hole;
+		if ((uint64_t)data >= size)
 			break;
 	}
 	return e3_file_set_size(f, size);

@@ -203,6 +203,26 @@ PY
 	done
 }
 
+@test "a sparse file with blocks preallocated past its end keeps its hole" {
+	# as many bytes allocated as its size, yet 1 MiB of it is a hole
+	mkdir -p "$T/pre"
+	dd if=/dev/urandom of="$T/pre/f" bs=4096 seek=256 count=1 status=none
+	fallocate -n -o 1052672 -l 2M "$T/pre/f" 2>/dev/null ||
+		skip "no fallocate --keep-size here"
+	[ $(( $(stat -c %b "$T/pre/f") * 512 )) -ge "$(stat -c %s "$T/pre/f")" ] ||
+		skip "the file system did not count the preallocation"
+	newimg "$T/pre.img"
+	run e3cp "$T/pre" "$T/pre.img"
+	assert_status 0
+	run debugfs -R "stat /f" "$T/pre.img"
+	# 4 KiB of data and its double-indirect path (2 blocks), 1 KiB blocks,
+	# counted in 512-byte sectors
+	assert_output_has "Blockcount: 12"
+	debugfs -R "dump /f $T/pre.out" "$T/pre.img" 2>/dev/null
+	cmp "$T/pre.out" "$T/pre/f"
+	assert_fsck_clean "$T/pre.img"
+}
+
 @test "device table, --owner and --uid-map without root" {
 	cat > "$T/devtab" <<'DT'
 # name	type mode uid gid major minor start inc count
