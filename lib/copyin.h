@@ -186,12 +186,17 @@ struct cp_dent {
 /* A source directory's entries, sorted bytewise (copyin_listing.c). */
 struct cp_listing {
 	uint64_t dev, ino;		/* the directory */
+	size_t bytes;			/* memory it holds */
 	size_t n;
 	struct cp_dent *e;
 	char *names;
 	struct cp_listing *next;	/* table chain */
 };
 struct cp_listings;
+
+/* Listings kept for the copy pass hold at most this much memory; past
+ * it, directories are read a second time (about 1.5 million entries). */
+#define CP_LISTING_BUDGET ((size_t)256 << 20)
 
 /* Reads the directory open at fd (its entries unmeasured). */
 errcode_t cp_listing_read(int fd, struct cp_listing **ret);

@@ -169,6 +169,7 @@ errcode_t cp_listing_read(int fd, struct cp_listing **ret)
 		if (names)
 			l->names = names;
 	}
+	l->bytes = sizeof(*l) + l->n * sizeof(*l->e) + used;
 	/* offsets into the arena become pointers once it stops moving */
 	for (size_t i = 0; i < l->n; i++)
 		l->e[i].name = l->names + l->e[i].name_off;

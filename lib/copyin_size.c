@@ -117,6 +117,7 @@ struct measure {
 	struct e3_copyin_need total;	/* [lock] */
 	struct cp_linkmap *links;	/* [lock] */
 	struct cp_listings *keep;	/* own lock; NULL: listings dropped */
+	size_t kept;			/* [lock] bytes of listings kept */
 };
 
 /* A directory to read: its path, and its identity for the listing. */
@@ -240,6 +241,19 @@ static uint64_t dir_blocks(unsigned bs, const struct cp_listing *l)
 	return blocks + cp_ind_blocks(bs, 0, blocks, &s);
 }
 
+/* Whether bytes more of listings may be kept (CP_LISTING_BUDGET). */
+static int keep_within_budget(struct measure *m, size_t bytes)
+{
+	int ok;
+
+	pthread_mutex_lock(&m->lock);
+	ok = m->kept + bytes <= CP_LISTING_BUDGET;
+	if (ok)
+		m->kept += bytes;
+	pthread_mutex_unlock(&m->lock);
+	return ok;
+}
+
 /* Reads one directory: its own xattr blocks (top: the source root, which
  * is not copied as an entry), its blocks and every entry's needs. */
 static errcode_t measure_dir(struct measure *m, const struct mdir *md,
@@ -274,7 +288,7 @@ static errcode_t measure_dir(struct measure *m, const struct mdir *md,
 		free(sub);
 	}
 	close(fd);
-	if (!err && m->keep) {
+	if (!err && m->keep && keep_within_budget(m, l->bytes)) {
 		l->dev = md->dev;
 		l->ino = md->ino;
 		cp_listings_put(m->keep, l);
@@ -354,6 +368,32 @@ static void *measure_thread(void *arg)
 	return NULL;
 }
 
+/* A source that is not a directory: the one entry. */
+static errcode_t measure_file(struct measure *m, const char *src,
+			      struct e3_copyin_need *need)
+{
+	struct dir_sum ds = { 0 };
+	char *d1 = strdup(src), *d2 = strdup(src);
+	errcode_t err;
+	int fd;
+
+	if (!d1 || !d2) {
+		err = ENOMEM;
+	} else {
+		struct cp_dent d = { .name = basename(d2) };
+
+		fd = cp_openat(AT_FDCWD, dirname(d1), O_RDONLY | O_DIRECTORY);
+		err = fd < 0 ? errno : measure_entry(m, &ds, fd, &d, src);
+		if (fd >= 0)
+			close(fd);
+	}
+	*need = ds.need;
+	free(ds.subdirs);
+	free(d1);
+	free(d2);
+	return err;
+}
+
 errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 			  unsigned inode_size, unsigned threads,
 			  struct cp_listings *keep,
@@ -365,7 +405,6 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 	unsigned started = 0;
 	struct stat st;
 	errcode_t err;
-	int fd;
 
 	memset(need, 0, sizeof(*need));
 	if (stat(src, &st) < 0)
@@ -373,30 +412,12 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 	err = cp_linkmap_create(&m.links);
 	if (err)
 		return err;
-	if (!S_ISDIR(st.st_mode)) {
-		struct dir_sum ds = { 0 };
-		char *d1 = strdup(src), *d2 = strdup(src);
-
-		if (!d1 || !d2) {
-			err = ENOMEM;
-		} else {
-			struct cp_dent d = { .name = basename(d2) };
-
-			fd = cp_openat(AT_FDCWD, dirname(d1), O_RDONLY | O_DIRECTORY);
-			err = fd < 0 ? errno : measure_entry(&m, &ds, fd, &d,
-							     src);
-			if (fd >= 0)
-				close(fd);
-		}
-		*need = ds.need;
-		free(ds.subdirs);
-		free(d1);
-		free(d2);
-		cp_linkmap_free(m.links);
-		return err;
-	}
 	pthread_mutex_init(&m.lock, NULL);
 	pthread_cond_init(&m.cond, NULL);
+	if (!S_ISDIR(st.st_mode)) {
+		err = measure_file(&m, src, need);
+		goto out;
+	}
 	m.stack = malloc(sizeof(*m.stack));
 	if (!m.stack || !(m.stack[0].path = strdup(src))) {
 		err = ENOMEM;

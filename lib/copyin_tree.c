@@ -235,11 +235,29 @@ static errcode_t file_job_run(void *arg, unsigned worker)
  * whole layout — does not depend on which worker finished first. */
 /* Small files travel to the workers in batches: one hand-off (a wake-up,
  * a context switch) per file cost more than copying a few KiB. */
+/* Closes jobs[0..n) under one image lock, then finishes each: errs[i]
+ * and src[i] say how its data copy went. The first error is returned. */
+static errcode_t close_jobs(struct file_job **jobs, size_t n,
+			    const errcode_t *errs, const int *src)
+{
+	e3_file_t *files[CP_BATCH_FILES];
+	errcode_t cerrs[CP_BATCH_FILES], err = 0, e;
+
+	for (size_t i = 0; i < n; i++)
+		files[i] = jobs[i]->f;
+	e3_file_close_many(files, n, cerrs);
+	for (size_t i = 0; i < n; i++) {
+		e = file_job_done(jobs[i], errs[i], src[i], cerrs[i]);
+		if (!err)
+			err = e;
+	}
+	return err;
+}
+
 static errcode_t batch_run(void *arg, unsigned worker)
 {
 	struct file_job *j = arg, *next, *jobs[CP_BATCH_FILES];
-	e3_file_t *files[CP_BATCH_FILES];
-	errcode_t err = 0, e, errs[CP_BATCH_FILES], cerrs[CP_BATCH_FILES];
+	errcode_t err = 0, e, errs[CP_BATCH_FILES];
 	int src_errs[CP_BATCH_FILES];
 
 	if (j->c->ordered) {
@@ -258,17 +276,12 @@ static errcode_t batch_run(void *arg, unsigned worker)
 
 		for (; j && n < CP_BATCH_FILES; j = j->bnext, n++) {
 			jobs[n] = j;
-			files[n] = j->f;
 			errs[n] = copy_regions(j->fd, j->f, j->size, j->dense,
 					       j->c->bufs[worker], &src_errs[n]);
 		}
-		e3_file_close_many(files, n, cerrs);
-		for (size_t i = 0; i < n; i++) {
-			e = file_job_done(jobs[i], errs[i], src_errs[i],
-					  cerrs[i]);
-			if (!err)
-				err = e;
-		}
+		e = close_jobs(jobs, n, errs, src_errs);
+		if (!err)
+			err = e;
 	}
 	return err;
 }
@@ -312,9 +325,8 @@ errcode_t cp_flush_batch(struct cp_ctx *c)
 errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep)
 {
 	struct file_job *j, *jobs[CP_BATCH_FILES];
-	e3_file_t *files[CP_BATCH_FILES];
 	errcode_t err = 0, e, errs[CP_BATCH_FILES];
-	int done[CP_BATCH_FILES];
+	int src[CP_BATCH_FILES];
 	size_t n;
 
 	if (c->order_len > keep) {
@@ -332,21 +344,17 @@ errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep)
 				pthread_cond_wait(&c->order_cond,
 						  &c->order_lock);
 			jobs[n] = j;
-			files[n] = j->f;
-			done[n] = j->done;
+			errs[n] = j->err;
+			src[n] = j->done == JOB_SRC_ERR;
 		}
 		pthread_mutex_unlock(&c->order_lock);
 		c->order_head = j;
 		if (!c->order_head)
 			c->order_tail = NULL;
 		c->order_len -= n;
-		e3_file_close_many(files, n, errs);
-		for (size_t i = 0; i < n; i++) {
-			e = file_job_done(jobs[i], jobs[i]->err,
-					  done[i] == JOB_SRC_ERR, errs[i]);
-			if (!err)
-				err = e;
-		}
+		e = close_jobs(jobs, n, errs, src);
+		if (!err)
+			err = e;
 	}
 	return err;
 }
@@ -402,7 +410,7 @@ static char *join(const char *dir, const char *name)
 }
 
 static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
-			  const char *path, int fresh, const struct stat *dst);
+			  const char *path, int fresh);
 
 /* In a directory this run created, sorted unique names cannot exist
  * yet: the lookup (a scan of the whole directory) is skipped. */
@@ -560,7 +568,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 			err = cp_set_xattrs(c, ino, &w->x, path);
 		if (!err) {
 			cp_count_file(c, 0, path);
-			err = walk_dir(w, fd, ino, path, created, &st);
+			err = walk_dir(w, fd, ino, path, created);
 		}
 		close(fd);
 		goto out;
@@ -605,15 +613,18 @@ errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
 }
 
 /* The directory's entries, sorted: the measure pass's listing when it
- * kept one for this directory, else read now. */
+ * kept one for the directory open at dirfd (the one opened now, not one
+ * that was at this path then), else read now. */
 static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
-			  const char *path, int fresh, const struct stat *dst)
+			  const char *path, int fresh)
 {
-	struct cp_listing *l;
+	struct cp_listing *l = NULL;
 	errcode_t err = 0;
+	struct stat now;
 	char *sub;
 
-	l = cp_listings_take(w->c->listings, dst->st_dev, dst->st_ino);
+	if (w->c->listings && fstat(dirfd, &now) == 0)
+		l = cp_listings_take(w->c->listings, now.st_dev, now.st_ino);
 	if (!l && (err = cp_listing_read(dirfd, &l))) {
 		cp_skip(w->c, path, err);
 		return 0;
@@ -662,7 +673,7 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		if (!err)
 			err = cp_defer_dirattr(c, dest, &a);
 		if (!err)
-			err = walk_dir(&w, fd, dest, src, 0, &st);
+			err = walk_dir(&w, fd, dest, src, 0);
 		close(fd);
 	} else {
 		char *dup1 = strdup(src), *dup2 = strdup(src);

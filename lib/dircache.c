@@ -1,9 +1,10 @@
 /*
  * dircache.c: what the load API remembers about the directories it adds
- * names to, so that the n-th name costs O(1) rather than two scans of the
- * whole directory (ext2fs_lookup for "is it there?", ext2fs_link for
- * "where does it fit?"): O(n^2) per directory, a third of e3cp's time on
- * a tree of small files.
+ * names to, so that the n-th name costs a hash probe and a look along a
+ * per-block array (no directory block read but the one written) rather
+ * than two scans of the whole directory (ext2fs_lookup for "is it
+ * there?", ext2fs_link for "where does it fit?"): O(n^2) per directory, a
+ * third of e3cp's time on a tree of small files.
  *
  * Per directory: a set of 64-bit hashes of its names, and per block its
  * address, the largest entry that still fits in it ("room") and where the
@@ -42,7 +43,12 @@ struct dc_dir {
 					   the ones before it stay full */
 	uint64_t *hash;			/* open addressing, 0 = empty slot */
 	size_t hcap, hn;
+	int bypass;			/* not a directory the cache handles:
+					   libext2fs' way until forgotten */
 };
+
+/* measure_block's "leave this directory to libext2fs" */
+#define DC_BYPASS ((errcode_t)-1)
 
 struct e3_dcache {
 	struct dc_dir **slot;		/* open addressing by inode number */
@@ -238,7 +244,10 @@ static unsigned entry_room(const struct ext2_dir_entry *de, unsigned rec_len)
 /* Walks one block from offset off: room (largest entry_room), *from
  * (first entry with room for the shortest name, else the block size) and,
  * with d, every name hashed into d. EXT2_ET_DIR_CORRUPTED on a malformed
- * block. */
+ * block; DC_BYPASS on an unused entry after a block's first, which
+ * ext2fs_link would merge into the entry before it (a rule this cache
+ * does not follow: such directories, left by e2fsck or by removals
+ * elsewhere, are left to libext2fs). */
 static errcode_t measure_block(ext2_filsys fs, char *buf, unsigned off,
 			       struct dc_dir *d, uint32_t *room, uint32_t *from)
 {
@@ -257,6 +266,8 @@ static errcode_t measure_block(ext2_filsys fs, char *buf, unsigned off,
 		if (rec_len < 8 || rec_len % 4 || off + rec_len > fs->blocksize ||
 		    (unsigned)ext2fs_dirent_name_len(de) + 8 > rec_len)
 			return EXT2_ET_DIR_CORRUPTED;
+		if (!de->inode && off)
+			return DC_BYPASS;
 		r = entry_room(de, rec_len);
 		if (r > best)
 			best = r;
@@ -346,6 +357,20 @@ static errcode_t extend(ext2_filsys fs, struct e3_dcache *c, struct dc_dir *d,
 	return 0;
 }
 
+/* Keeps only the mark: what was read of the directory is dropped. */
+static void mark_bypass(struct dc_dir *d)
+{
+	free(d->pblk);
+	free(d->room);
+	free(d->from);
+	free(d->hash);
+	d->pblk = NULL;
+	d->room = d->from = NULL;
+	d->hash = NULL;
+	d->nblocks = d->cap = d->hcap = d->hn = 0;
+	d->bypass = 1;
+}
+
 /* The cache of dir, brought up to date with its inode; NULL (and 0) when
  * the directory is not one the cache handles: indexed, checksummed, or
  * malformed — the caller then goes the slow, libext2fs way. */
@@ -381,6 +406,8 @@ static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
 			table_del(c, p);
 		return 0;
 	}
+	if (p && (*p)->bypass)
+		return 0;
 	if (p && (*p)->nblocks > n) {
 		table_del(c, p);
 		p = NULL;
@@ -403,6 +430,10 @@ static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
 	}
 	if (d->nblocks < n) {
 		err = extend(fs, c, d, n);
+		if (err == DC_BYPASS) {
+			mark_bypass(d);
+			return 0;
+		}
 		if (err) {
 			table_del(c, p);
 			return err == EXT2_ET_DIR_CORRUPTED ? 0 : err;

@@ -52,14 +52,18 @@ void e3_image_wrote(struct e3_image *img, uint64_t bytes)
 }
 
 /* Starting writeback early pays on a disk; on tmpfs or ramfs there is
- * nothing to write back. */
+ * nothing to write back. A block device's node lives on devtmpfs, which
+ * says TMPFS_MAGIC: the device itself is what counts. */
 static void setup_writeback(struct e3_image *img)
 {
 	struct statfs sf;
+	struct stat st;
 
 	img->wb_step = 0;
-	if (fstatfs(img->fd, &sf) == 0 && sf.f_type != TMPFS_MAGIC &&
-	    sf.f_type != RAMFS_MAGIC)
+	if (fstat(img->fd, &st) == 0 && S_ISBLK(st.st_mode))
+		img->wb_step = 8u << 20;
+	else if (fstatfs(img->fd, &sf) == 0 && sf.f_type != TMPFS_MAGIC &&
+		 sf.f_type != RAMFS_MAGIC)
 		img->wb_step = 8u << 20;
 }
 

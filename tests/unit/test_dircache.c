@@ -743,6 +743,90 @@ static void test_close_many(void)
 	unlink(path_a);
 }
 
+/* Directory block 0 of /d in path, as bytes. */
+static int read_d_block(const char *path, ext2_ino_t d, char *buf)
+{
+	ext2_filsys fs;
+	blk64_t pb = 0;
+	int ok;
+
+	if (ext2fs_open(path, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs))
+		return 0;
+	ok = !ext2fs_bmap2(fs, d, NULL, NULL, 0, 0, NULL, &pb) &&
+	     !ext2fs_read_dir_block4(fs, pb, buf, 0, d);
+	ext2fs_close_free(&fs);
+	return ok;
+}
+
+/* An unused entry after a block's first one (e2fsck clears bad entries
+ * in place): ext2fs_link merges it into the entry before it when placing
+ * a name there; the cache must not place the name elsewhere. Setup: x y z
+ * w in /d, z unlinked by libext2fs (y takes its room), w cleared in place;
+ * then one name added through e3img (A) and through ext2fs_link (B). */
+static void test_unused_entry_after_first(void)
+{
+	struct e3_attr at = { .mode = LINUX_S_IFDIR | 0755 };
+	const char *names[] = { "x", "y", "z", "w" };
+	char ba[1024], bb[1024], cmd[200];
+	ext2_ino_t d = 0, ino = 0;
+	e3_image_t *img;
+	ext2_filsys fs;
+	blk64_t pb;
+
+	if (make_image(path_a) != 0)
+		SKIP("mke2fs failed");
+	img = open_a();
+	if (!img)
+		return;
+	CHECK_OK(e3_mkdir(img, EXT2_ROOT_INO, "d", &at, &d));
+	at.mode = LINUX_S_IFIFO | 0600;
+	for (int i = 0; i < 4; i++)
+		CHECK_OK(e3_mknod(img, d, names[i], &at, 0, &ino));
+	CHECK_OK(e3_image_close(img));
+
+	fs = open_b(0);
+	CHECK(fs != NULL);
+	if (!fs)
+		return;
+	ext2fs_close_free(&fs);
+	CHECK_OK(ext2fs_open(path_a, EXT2_FLAG_RW | EXT2_FLAG_64BITS, 0, 0,
+			     unix_io_manager, &fs));
+	CHECK_OK(ext2fs_read_bitmaps(fs));
+	CHECK_OK(ext2fs_unlink(fs, d, "z", 0, 0));
+	CHECK_OK(ext2fs_bmap2(fs, d, NULL, NULL, 0, 0, NULL, &pb));
+	CHECK_OK(ext2fs_read_dir_block4(fs, pb, ba, 0, d));
+	for (unsigned off = 0, rl; off < fs->blocksize; off += rl) {
+		struct ext2_dir_entry *de = (void *)(ba + off);
+
+		CHECK_OK(ext2fs_get_rec_len(fs, de, &rl));
+		if (rl < 8)
+			break;
+		if (ext2fs_dirent_name_len(de) == 1 && de->name[0] == 'w')
+			de->inode = 0;
+	}
+	CHECK_OK(ext2fs_write_dir_block4(fs, pb, ba, 0, d));
+	ext2fs_close_free(&fs);
+	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", path_a, path_b);
+	CHECK(system(cmd) == 0);
+
+	img = open_a();
+	if (!img)
+		return;
+	CHECK_OK(e3_mknod(img, d, "newname1", &at, 0, &ino));
+	CHECK_OK(e3_image_close(img));
+	fs = open_b(1);
+	if (!fs)
+		return;
+	CHECK_OK(ext2fs_link(fs, d, "newname1", ino, EXT2_FT_FIFO));
+	ext2fs_close_free(&fs);
+
+	CHECK(read_d_block(path_a, d, ba) && read_d_block(path_b, d, bb));
+	/* (no e2fsck here: w's inode, orphaned by the setup, is left as is) */
+	CHECK(memcmp(ba, bb, sizeof(ba)) == 0);
+	unlink(path_a);
+	unlink(path_b);
+}
+
 int main(void)
 {
 	e3_init_errors();
@@ -750,5 +834,6 @@ int main(void)
 	RUN(test_many_dirs_twin);
 	RUN(test_exists_exact);
 	RUN(test_close_many);
+	RUN(test_unused_entry_after_first);
 	return unit_done();
 }
