@@ -41,8 +41,9 @@
  *    empty entry of record blocksize, then limit (blocksize - 8) / 8)
  *    are filled to their limit in leaf order, each root entry pointing at
  *    one node with the hash of the node's first leaf. (A third level is
- *    largedir's, which ext3 lacks: we refuse it.) Entry 0 of every index
- *    block carries count/limit instead of a hash. Everything else is zero.
+ *    largedir's, which ext3 lacks: such a directory is left linear, which
+ *    is valid ext3.) Entry 0 of every index block carries count/limit
+ *    instead of a hash. Everything else is zero.
  *  - The blocks are written in place over the directory's own blocks in
  *    logical order; missing ones are added; the size becomes blocks *
  *    blocksize, the index flag is set or cleared, extra blocks are punched
