@@ -107,6 +107,10 @@ uint64_t e3_mkfs_min_size(const struct e3_mkfs_params *p);
 /* Geometry for p->size, as mke2fs -t ext3 computes it. */
 errcode_t e3_mkfs_compute(const struct e3_mkfs_params *p,
 			  struct e3_mkfs_geometry *g, const char **why);
+/* E3_JOURNAL_TOO_SMALL when g's journal cannot hold the largest
+ * transaction this library's writers build on g (they would refuse to
+ * open the image): for e3mkfs -d, to say so before formatting. */
+errcode_t e3_mkfs_check_journal(const struct e3_mkfs_geometry *g);
 /* Creates (sparse) or overwrites path and writes the filesystem, holding
  * the e3img writer lock meanwhile (E3_IMAGE_LOCKED if another process has
  * the image open for writing). With ret_fs the filesystem stays open

@@ -130,9 +130,14 @@ static void free_journal(struct e3_journal *j)
 
 /* What libext2fs' state dump adds to any commit at most: every group's
  * block and inode bitmap, the primary descriptors and superblock. */
+static uint64_t dump_max(uint64_t groups, uint64_t desc_blocks)
+{
+	return 2 * groups + desc_blocks + 1;
+}
+
 static uint64_t state_dump_max(const struct e3_journal *j)
 {
-	return 2 * (uint64_t)j->fs->group_desc_count + j->fs->desc_blocks + 1;
+	return dump_max(j->fs->group_desc_count, j->fs->desc_blocks);
 }
 
 /* The largest transaction this library can be made to commit on fs, from
@@ -143,19 +148,41 @@ static uint64_t state_dump_max(const struct e3_journal *j)
  * stop, the backup superblocks and descriptors too unless the handle has
  * EXT2_FLAG_MASTER_SB_ONLY (libext2fs 1.47 sets it at open, so flush
  * writes only the primary copies). */
+static uint64_t worst_of(unsigned bs, uint64_t groups, uint64_t desc_blocks,
+			 uint64_t copies, uint64_t quarter)
+{
+	uint64_t blocks = (copies - 1) * (1 + desc_blocks) +
+			  dump_max(groups, desc_blocks) +
+			  (quarter ? quarter - 1 : 0) + JNL_OP_MAX;
+
+	return jc_txn_log_blocks(bs, blocks, quarter);
+}
+
 static uint64_t worst_txn(const struct e3_journal *j)
 {
 	ext2_filsys fs = j->fs;
-	uint64_t copies = 1, blocks;
+	uint64_t copies = 1;
 
 	if (!(fs->flags & EXT2_FLAG_MASTER_SB_ONLY))
 		for (dgrp_t g = 1; g < fs->group_desc_count; g++)
 			if (ext2fs_bg_has_super(fs, g))
 				copies++;
-	blocks = (copies - 1) * (1 + (uint64_t)fs->desc_blocks) +
-		 state_dump_max(j) + (j->quarter ? j->quarter - 1 : 0) +
-		 JNL_OP_MAX;
-	return jc_txn_log_blocks(j, blocks, j->quarter);
+	return worst_of(j->bs, fs->group_desc_count, fs->desc_blocks, copies,
+			j->quarter);
+}
+
+errcode_t e3_journal_geometry_fits(unsigned block_size, uint64_t groups,
+				   uint64_t desc_blocks,
+				   uint64_t journal_blocks)
+{
+	/* the log starts after the journal superblock; writers open with
+	 * libext2fs' MASTER_SB_ONLY, so only the primary copies count */
+	uint64_t cap = journal_blocks > 1 ? journal_blocks - 1 : 0;
+
+	if (!journal_blocks)
+		return 0;
+	return worst_of(block_size, groups, desc_blocks, 1, cap / 4) >= cap ?
+		E3_JOURNAL_TOO_SMALL : 0;
 }
 
 errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
@@ -257,9 +284,9 @@ errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks)
 		return E3_JOURNAL_ABORTED;
 	if (j->bypass)
 		return 0;
-	if (jc_txn_log_blocks(j, nblocks + state_dump_max(j), nblocks) >= cap)
+	if (jc_txn_log_blocks(j->bs, nblocks + state_dump_max(j), nblocks) >= cap)
 		return E3_JOURNAL_TOO_SMALL;
-	if (jc_txn_log_blocks(j, j->run.n + nblocks + state_dump_max(j),
+	if (jc_txn_log_blocks(j->bs, j->run.n + nblocks + state_dump_max(j),
 			      j->revoked.n + nblocks) < cap)
 		return 0;
 	err = jc_commit(j);

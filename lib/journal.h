@@ -45,6 +45,13 @@ errcode_t e3_journal_stop(struct e3_journal *j);
  * E3_JOURNAL=bypass, whose metadata is already home. Caller holds
  * fs_lock. */
 errcode_t e3_journal_poison(struct e3_journal *j, errcode_t err);
+/* Whether a filesystem of this geometry with a journal of journal_blocks
+ * (0: none) can hold the largest transaction a writer builds: 0, or
+ * E3_JOURNAL_TOO_SMALL — what e3_journal_start would say, before the
+ * filesystem exists (e3mkfs -d). */
+errcode_t e3_journal_geometry_fits(unsigned block_size, uint64_t groups,
+				   uint64_t desc_blocks,
+				   uint64_t journal_blocks);
 /* Unwraps and frees without writing: the image is as of the last commit. */
 void e3_journal_abort(struct e3_journal *j);
 /* The fault layer (E3_FAULT, see fault.h) for writes that bypass the

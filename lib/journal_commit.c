@@ -127,12 +127,11 @@ static void shape_txn(const struct e3_journal *j, struct txn_shape *s)
 	shape_of(j->bs, j->run.n, j->revoked.n, s);
 }
 
-uint64_t jc_txn_log_blocks(const struct e3_journal *j, uint64_t nblocks,
-			   uint64_t nrevokes)
+uint64_t jc_txn_log_blocks(unsigned bs, uint64_t nblocks, uint64_t nrevokes)
 {
 	struct txn_shape s;
 
-	shape_of(j->bs, nblocks, nrevokes, &s);
+	shape_of(bs, nblocks, nrevokes, &s);
 	return (uint64_t)s.rev_blocks + s.desc_blocks + s.data_blocks + 1;
 }
 

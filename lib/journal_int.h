@@ -98,8 +98,7 @@ errcode_t jc_set_home_recover(struct e3_journal *j, int on);
 errcode_t jc_scrub_log(struct e3_journal *j);
 /* Log blocks a transaction of nblocks blocks and nrevokes revokes takes
  * (the commit refuses one that needs the whole log: E3_JOURNAL_TOO_SMALL). */
-uint64_t jc_txn_log_blocks(const struct e3_journal *j, uint64_t nblocks,
-			   uint64_t nrevokes);
+uint64_t jc_txn_log_blocks(unsigned bs, uint64_t nblocks, uint64_t nrevokes);
 
 /* journal.c */
 void jnl_abort_with(struct e3_journal *j, errcode_t err);

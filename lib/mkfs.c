@@ -18,6 +18,7 @@
 
 #include "e3img.h"
 #include "mkfs_nullio.h"
+#include "journal.h"
 
 #define MIB (1024ULL * 1024)
 #define MAX_32 0xffffffffULL
@@ -399,4 +400,10 @@ errcode_t e3_mkfs_compute(const struct e3_mkfs_params *p,
 	err = journal_blocks(p, fs, &g->journal_blocks, why);
 	ext2fs_free(fs);
 	return err;
+}
+
+errcode_t e3_mkfs_check_journal(const struct e3_mkfs_geometry *g)
+{
+	return e3_journal_geometry_fits(g->block_size, g->groups,
+					g->desc_blocks, g->journal_blocks);
 }

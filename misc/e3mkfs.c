@@ -542,6 +542,11 @@ int main(int argc, char **argv)
 		print_geometry(&o, &g);
 	if (o.dry_run)
 		return 0;
+	/* e3cp would refuse the image: say so before formatting it */
+	if (o.nsrcs && (err = e3_mkfs_check_journal(&g))) {
+		tool_error(o.image, err, NULL);
+		return 1;
+	}
 	err = e3_mkfs_apply(o.image, &o.params, &g, NULL);
 	if (err) {
 		/* our codes say it all; I/O and libext2fs ones need context */

@@ -54,11 +54,21 @@ tinyjournal() {
 	[ "$(grep -c ' f[0-9]*$' <<<"$output")" -eq 300 ]
 }
 
-@test "e3mkfs -d with a journal too small for the geometry names the image and the reason" {
+@test "e3mkfs -d with a journal too small for the geometry refuses before formatting, naming the image and the reason" {
 	rm -f "$T/mk.img"
 	run e3mkfs -q -b 1024 -g 1024 -I 256 -N 4096 -J size=1 -d "$T/src" "$T/mk.img" 512M
 	[ "$status" -ne 0 ]
 	assert_output_has "e3mkfs: $T/mk.img: journal too small"
 	[ "$(grep -c . <<<"$output")" -eq 1 ]
+	[ ! -e "$T/mk.img" ]
+	# an existing image (-F) is left as it was
+	tinyjournal "$T/keep.img" 256M
+	cp --sparse=always "$T/keep.img" "$T/keep.orig"
+	run e3mkfs -q -F -b 1024 -g 1024 -I 256 -N 4096 -J size=1 -d "$T/src" "$T/keep.img" 512M
+	[ "$status" -ne 0 ]
+	cmp "$T/keep.img" "$T/keep.orig"
+	# without -d the image is made (the kernel can use it), as mke2fs would
+	run e3mkfs -q -b 1024 -g 1024 -I 256 -N 4096 -J size=1 "$T/mk.img" 512M
+	assert_status 0
 	assert_fsck_clean "$T/mk.img"
 }
