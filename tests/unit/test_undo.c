@@ -79,27 +79,13 @@ static errcode_t create_file(e3_image_t *img, ext2_ino_t dir, const char *name,
 	return err;
 }
 
+/* create_file with one result: the create's, else the write's or close's */
 static errcode_t write_file(e3_image_t *img, ext2_ino_t dir, const char *name,
 			    size_t len)
 {
-	struct e3_attr a = attr_of(S_IFREG | 0644);
-	char *buf = malloc(len);
-	e3_file_t *f;
-	errcode_t err;
+	errcode_t cerr, err = create_file(img, dir, name, len, &cerr);
 
-	if (!buf)
-		return ENOMEM;
-	memset(buf, 'x', len);
-	err = e3_create(img, dir, name, &a, len, &f);
-	if (!err) {
-		err = e3_file_write(f, buf, len);
-		if (err)
-			e3_file_close(f);
-		else
-			err = e3_file_close(f);
-	}
-	free(buf);
-	return err;
+	return err ? err : cerr;
 }
 
 /* "new" and "new2" in dir, closed by one e3_file_close_many: when one
