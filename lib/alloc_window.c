@@ -352,7 +352,13 @@ static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 				break;
 			w = rsv_set_find(&a->set, s, w);
 			if (w != &a->set.dummy && w->end >= s) {
-				cur = w->end + 1;	/* s is inside a window */
+				/* s is inside a window; so is everything up to
+				 * the end of the windows that follow it back to
+				 * back (files booked one after another) */
+				while ((nx = rsv_set_next(&a->set, w)) &&
+				       nx->start == w->end + 1)
+					w = nx;
+				cur = w->end + 1;
 				continue;
 			}
 			nx = rsv_set_next(&a->set, w);

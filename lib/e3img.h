@@ -106,8 +106,9 @@ ext2_ino_t e3_file_ino(e3_file_t *f);
 errcode_t e3_file_close(e3_file_t *f);
 /* Closes n files (NULLs skipped; each file at most once, like free)
  * taking the image's lock once, not n times: for loaders that finish
- * files in bunches. errs[i] is file i's result, the first error is
- * returned; every file is freed. */
+ * files in bunches. Their last buffered data goes out in disk order, in
+ * one write for files whose buffers meet. errs[i] is file i's result,
+ * the first error is returned; every file is freed. */
 errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs);
 
 errcode_t e3_symlink(e3_image_t *img, ext2_ino_t parent, const char *name,

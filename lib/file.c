@@ -5,7 +5,8 @@
  * The data path never takes fs_lock: blocks come from the allocator
  * (which claims them in its own bitmap mirror), the block map grows in
  * memory (blockmap.c), and data goes out with pwrite(img->fd) in buffers
- * of up to E3_WRITE_BUFFER bytes that are contiguous on disk. fs_lock is
+ * of up to E3_WRITE_BUFFER bytes that are contiguous on disk (files
+ * closed together share one pwritev where they meet). fs_lock is
  * taken to create the inode, to write out an indirect block whose range is
  * full, and at close, when the blocks are made to count in libext2fs and
  * the block map, size and block count reach the inode — one atomic
@@ -21,8 +22,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include "load_int.h"
 #include "file_int.h"
@@ -229,6 +232,107 @@ static errcode_t buf_flush(struct e3_file *f)
 	if (err && !f->werr)
 		f->werr = err;
 	return err;
+}
+
+/* Writes every byte of iov[0..cnt) at off; iov is consumed. */
+static errcode_t pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
+{
+	while (cnt) {
+		ssize_t n = pwritev(fd, iov, cnt, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (n == 0)
+			return EIO;
+		off += (uint64_t)n;
+		while (cnt && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/* Closing files whose buffers meet on disk: one pwritev for the lot. */
+#define FLUSH_MANY_MAX 64
+
+static int by_buf_pblk(const void *a, const void *b)
+{
+	const struct e3_file *x = *(struct e3_file *const *)a;
+	const struct e3_file *y = *(struct e3_file *const *)b;
+
+	return x->buf_pblk < y->buf_pblk ? -1 : x->buf_pblk > y->buf_pblk;
+}
+
+/* list[0..n): same image, buffers back to back on disk. */
+static void flush_run(struct e3_file **list, size_t n)
+{
+	struct e3_image *img = list[0]->img;
+	struct iovec iov[FLUSH_MANY_MAX];
+	unsigned bs = list[0]->bm.bs;
+	uint64_t bytes = 0;
+	errcode_t err;
+
+	for (size_t i = 0; i < n; i++) {
+		iov[i].iov_base = list[i]->buf;
+		iov[i].iov_len = list[i]->buf_n * bs;
+		bytes += iov[i].iov_len;
+	}
+	err = e3_journal_fault_write(img->journal);
+	if (!err)
+		err = pwritev_all(img->fd, iov, (int)n,
+				  (uint64_t)list[0]->buf_pblk * bs);
+	if (!err)
+		e3_image_wrote(img, bytes);
+	for (size_t i = 0; i < n; i++) {
+		list[i]->buf_n = 0;
+		if (err && !list[i]->werr)
+			list[i]->werr = err;
+	}
+}
+
+/* The buffers of files being closed together go out sorted by disk
+ * address, and those that meet in one write: small files written one
+ * pwrite each cost ext4 three times the CPU per byte that 64 KiB writes
+ * do (large folios, one inode lock), and a batch's files usually sit
+ * back to back. Errors land in each file's werr; files closed before
+ * (errs[i] == E3_FILE_CLOSED) are not touched. */
+static void flush_many(struct e3_file **files, size_t n,
+		       const errcode_t *errs)
+{
+	struct e3_file *list[FLUSH_MANY_MAX];
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct e3_file *f = files[i];
+
+		if (!f || errs[i] == E3_FILE_CLOSED || !f->buf_n)
+			continue;
+		if (m < FLUSH_MANY_MAX)
+			list[m++] = f;
+		else
+			(void)buf_flush(f);
+	}
+	qsort(list, m, sizeof(*list), by_buf_pblk);
+	for (size_t i = 0, k; i < m; i = k) {
+		for (k = i + 1; k < m; k++) {
+			struct e3_file *p = list[k - 1], *f = list[k];
+
+			if (f->img != p->img || f->bm.bs != p->bm.bs ||
+			    f->buf_pblk != p->buf_pblk + p->buf_n ||
+			    k - i >= IOV_MAX)
+				break;
+		}
+		flush_run(list + i, k - i);
+	}
 }
 
 /* A slot in the buffer for lblk at pblk, holding the block's current
@@ -582,9 +686,9 @@ static void release_blocks(struct e3_file *f)
  * First, with f->lock held (kept until close_end): the data leaves the
  * write-behind buffer. E3_FILE_CLOSED: f was closed before, nothing else
  * is done with it. */
-static errcode_t close_begin(struct e3_file *f)
+static errcode_t close_begin(struct e3_file *f, int flush)
 {
-	errcode_t err;
+	errcode_t err = 0;
 
 	pthread_mutex_lock(&f->lock);
 	if (f->closed) {
@@ -592,7 +696,8 @@ static errcode_t close_begin(struct e3_file *f)
 		return E3_FILE_CLOSED;
 	}
 	f->closed = 1;
-	err = buf_flush(f);
+	if (flush)
+		err = buf_flush(f);
 	return err ? err : f->werr;
 }
 
@@ -637,7 +742,7 @@ errcode_t e3_file_close(e3_file_t *f)
 
 	if (!f)
 		return 0;
-	err = close_begin(f);
+	err = close_begin(f, 1);
 	if (err == E3_FILE_CLOSED)
 		return err;
 	e3_fs_lock(f->img);
@@ -655,10 +760,14 @@ errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 	/* each file's lock, then fs_lock once: the documented order, and no
 	 * one else takes these files' locks (a file has one user) */
 	for (size_t i = 0; i < n; i++) {
-		errs[i] = files[i] ? close_begin(files[i]) : 0;
+		errs[i] = files[i] ? close_begin(files[i], 0) : 0;
 		if (files[i] && errs[i] != E3_FILE_CLOSED)
 			img = files[i]->img;
 	}
+	flush_many(files, n, errs);
+	for (size_t i = 0; i < n; i++)
+		if (files[i] && !errs[i])
+			errs[i] = files[i]->werr;
 	if (img) {
 		e3_fs_lock(img);
 		for (size_t i = 0; i < n; i++) {

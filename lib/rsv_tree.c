@@ -58,6 +58,16 @@ struct e3_rsv *rsv_set_find(struct rsv_set *s, blk64_t blk,
 			r = n;
 		return r;
 	}
+	/* walks step forward window by window: blk is usually in the hint
+	 * or the one after it, two pointer steps instead of a descent */
+	if (from && from->linked && from->start <= blk) {
+		for (int i = 0; i < 2; i++) {
+			n = RB_NEXT(rsv_rb, &s->rb, from);
+			if (!n || n->start > blk)
+				return from;
+			from = n;
+		}
+	}
 	key.start = blk;
 	r = RB_NFIND(rsv_rb, &s->rb, &key);
 	if (r && r->start == blk)

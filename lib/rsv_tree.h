@@ -29,7 +29,8 @@ void rsv_set_init(struct rsv_set *s, enum e3_alloc_mode mode,
 		  blk64_t first, blk64_t last);
 /* The window with the greatest start <= blk (the dummy when none). In
  * list mode the walk starts at `from` when it is linked and starts at or
- * before blk, else at the list head; the tree ignores `from`. */
+ * before blk, else at the list head; the tree tries `from` and the two
+ * windows after it before descending from the root. */
 struct e3_rsv *rsv_set_find(struct rsv_set *s, blk64_t blk,
 			    struct e3_rsv *from);
 /* The window after r in block order, NULL after the last. */
