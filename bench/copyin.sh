@@ -7,7 +7,7 @@
 # blocks for every tool. Prints a Markdown table: median wall time of N
 # runs (default 3), files/s, MB/s, peak RSS, e2fsck's non-contiguous %,
 # runs per file and excess runs (bench/cplayout), and the write bound (the
-# corpus' bytes written once to the same place, synced).
+# corpus' bytes written once to the same place, synced; also a median).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$top/misc:/sbin:/usr/sbin:$PATH"
@@ -70,11 +70,17 @@ for where in $places; do
 		bytes=$(du -sb "$src" | cut -f1)
 		mib=$(( bytes * 3 / 2 / 1048576 + 64 ))
 		ino=$(( files * 2 + 1024 ))
-		# the write bound: the bytes once, to the same place, synced
-		/usr/bin/time -f '%e' -o "$base/wb.time" dd if=/dev/zero of="$base/wb" \
-			bs=1M count=$((bytes / 1048576 + 1)) conv=fsync status=none
-		wb=$(tail -1 "$base/wb.time")
-		rm -f "$base/wb" "$base/wb.time"
+		# the write bound: the bytes once, to the same place, synced;
+		# a median of N like the tools (one dd run varies by +-20%)
+		walls=()
+		for r in $(seq 1 "$runs"); do
+			sync
+			/usr/bin/time -f '%e' -o "$base/wb.time" dd if=/dev/zero of="$base/wb" \
+				bs=1M count=$((bytes / 1048576 + 1)) conv=fsync status=none
+			walls+=("$(tail -1 "$base/wb.time")")
+			rm -f "$base/wb" "$base/wb.time"
+		done
+		wb=$(printf '%s\n' "${walls[@]}" | median)
 		echo "| $where | $c | write bound | $wb | | $(awk -v b="$bytes" -v t="$wb" 'BEGIN{printf "%.0f", (t > 0 ? b / t / 1e6 : 0)}') | | | | |"
 		for t in $tools; do
 			img=$base/$c-$t.img
