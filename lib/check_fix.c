@@ -437,6 +437,14 @@ static int preen_blocked(struct chk_ctx *ctx)
 	return 0;
 }
 
+static int errors_left(const struct e3_check_report *rep)
+{
+	for (size_t i = 0; i < rep->n_findings; i++)
+		if (chk_finding_is_error(&rep->findings[i]))
+			return 1;
+	return 0;
+}
+
 errcode_t chk_apply_fixes(struct chk_ctx *ctx)
 {
 	struct e3_check_report *rep = ctx->rep;
@@ -459,9 +467,13 @@ errcode_t chk_apply_fixes(struct chk_ctx *ctx)
 	}
 	fix_inodes(ctx);
 	chk_fix_dirs(ctx);
-	if (ctx->changed && !(ctx->fs->super->s_state & EXT2_VALID_FS)) {
+	/* a check that leaves nothing wrong marks the filesystem clean, as
+	 * e2fsck does: writers refuse one that is not (image.c) */
+	if (!(ctx->fs->super->s_state & EXT2_VALID_FS) &&
+	    (ctx->changed || !errors_left(rep))) {
 		ctx->fs->super->s_state |= EXT2_VALID_FS;
 		ext2fs_mark_super_dirty(ctx->fs);
+		ctx->changed = 1;
 	}
 	return 0;
 }

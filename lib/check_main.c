@@ -98,7 +98,7 @@ static errcode_t run_passes(struct chk_ctx *ctx)
 	return err;
 }
 
-static int is_error(const struct e3_finding *f)
+int chk_finding_is_error(const struct e3_finding *f)
 {
 	const struct e3_problem *p = e3_problem(f->code);
 
@@ -154,7 +154,7 @@ static void exit_code(struct e3_check_report *rep)
 	for (i = 0; i < rep->n_findings; i++) {
 		if (rep->findings[i].fixed)
 			rep->n_fixed++;
-		else if (is_error(&rep->findings[i]))
+		else if (chk_finding_is_error(&rep->findings[i]))
 			rep->n_unfixed++;
 	}
 	rep->exit_code = 0;

@@ -41,6 +41,9 @@ typedef struct e3_image e3_image_t;
 #define E3_OPEN_WRITE	0x1	/* read-write and exclusive (a lock on the file) */
 #define E3_OPEN_REPLAY	0x2	/* read-only open: replay a pending journal
 				   instead of refusing (writers always replay) */
+#define E3_OPEN_FORCE	0x4	/* write even when the superblock says the
+				   filesystem has errors or is not clean
+				   (otherwise E3_FS_NOT_CLEAN) */
 
 struct e3_open_opts {
 	unsigned flags;			/* E3_OPEN_* */

@@ -102,6 +102,22 @@ static errcode_t check_features(ext2_filsys fs)
 	return 0;
 }
 
+/* The kernel, e2fsck, e3fsck and our own journal recovery record in
+ * s_state what they know: an image with errors, or not checked since a
+ * crash, may have bitmaps that call in-use blocks free, and a writer
+ * would hand those blocks to new files (two files sharing data). So a
+ * writer refuses it, as resize2fs does, unless forced. */
+static errcode_t check_clean(const struct e3_image *img)
+{
+	const struct ext2_super_block *sb = img->fs->super;
+
+	if (!(img->flags & E3_OPEN_WRITE) || (img->flags & E3_OPEN_FORCE))
+		return 0;
+	if ((sb->s_state & EXT2_ERROR_FS) || !(sb->s_state & EXT2_VALID_FS))
+		return E3_FS_NOT_CLEAN;
+	return 0;
+}
+
 /* SOURCE_DATE_EPOCH makes every timestamp libext2fs writes reproducible. */
 static void apply_source_date_epoch(ext2_filsys fs)
 {
@@ -259,6 +275,8 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 	if ((img->flags & E3_OPEN_WRITE) && (err = check_features(img->fs)))
 		goto fail;
 	err = replay_if_needed(img);
+	if (!err)
+		err = check_clean(img);
 	if (err)
 		goto fail;
 	img->fs->priv_data = img;

@@ -41,6 +41,8 @@ static void usage(FILE *f)
 "  --uid-map FROM:TO    map a source uid (repeatable); --gid-map likewise\n"
 "  -D, --devtab FILE    genext2fs device table applied after the sources\n"
 "  --overwrite          replace existing entries (not directories)\n"
+"  --force              write into an image marked as having errors or\n"
+"                       not checked since a crash (risks shared blocks)\n"
 "  -j, --jobs N         worker threads (default: number of CPUs)\n"
 "  --progress, --quiet  progress bar on/off (default: on a terminal)\n"
 "  -v, --verbose        list each entry\n"
@@ -127,7 +129,7 @@ static int add_map(struct e3_idmap **m, size_t *n, const char *s)
 }
 
 enum { OPT_OWNER = 256, OPT_UIDMAP, OPT_GIDMAP, OPT_OVERWRITE, OPT_PROGRESS,
-       OPT_QUIET, OPT_REPRO, OPT_ALLOC };
+       OPT_QUIET, OPT_REPRO, OPT_ALLOC, OPT_FORCE };
 
 static const struct option long_opts[] = {
 	{ "owner", required_argument, NULL, OPT_OWNER },
@@ -135,6 +137,7 @@ static const struct option long_opts[] = {
 	{ "gid-map", required_argument, NULL, OPT_GIDMAP },
 	{ "devtab", required_argument, NULL, 'D' },
 	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
@@ -164,6 +167,7 @@ static int parse_opt(struct cp_args *a, int c, const char *arg)
 		return -1;
 	case 'D': a->o.devtab = arg; return 0;
 	case OPT_OVERWRITE: a->o.overwrite = 1; return 0;
+	case OPT_FORCE: a->open.flags |= E3_OPEN_FORCE; return 0;
 	case 'j':
 		if (parse_uint(arg, 1, 1024, &v) == 0) {
 			a->o.threads = (unsigned)v;
@@ -254,7 +258,7 @@ static int parse_args(struct cp_args *a, int argc, char **argv)
 	a->o.check_space = 1;
 	a->o.event = on_event;
 	a->o.event_ctx = a;
-	a->open.flags = E3_OPEN_WRITE;
+	a->open.flags |= E3_OPEN_WRITE;
 	if (setup_time(a))
 		return -1;
 	a->o.reproducible = a->reproducible;

@@ -164,6 +164,30 @@ PY
 	assert_fsck_clean "$T/f.img"
 }
 
+@test "an image marked with errors or not clean is refused, untouched, until e3fsck checks it; --force writes anyway" {
+	local state before
+	mkdir -p "$T/c"; printf x > "$T/c/x"
+	for state in 3 0; do	# clean with errors; not clean
+		newimg "$T/c.img" 16M
+		debugfs -w -R "ssv state $state" "$T/c.img" 2>/dev/null
+		before=$(md5sum < "$T/c.img")
+		run e3cp "$T/c" "$T/c.img"
+		assert_status 2
+		assert_output_has "$T/c.img: filesystem has errors or was not checked after a crash (run e3fsck first)"
+		[ "$(md5sum < "$T/c.img")" = "$before" ]
+		run e3fsck -y "$T/c.img"
+		dumpe2fs -h "$T/c.img" 2>/dev/null | grep -q '^Filesystem state: *clean$'
+		run e3cp "$T/c" "$T/c.img"
+		assert_status 0
+		assert_fsck_clean "$T/c.img"
+	done
+	debugfs -w -R "ssv state 0" "$T/c.img" 2>/dev/null
+	run e3cp --force "$T/c" "$T/c.img:/forced"
+	assert_status 0
+	run debugfs -R "cat /forced/x" "$T/c.img"
+	assert_output_has "x"
+}
+
 @test "an unreadable source file is skipped with a message, exit 1" {
 	command -v setpriv >/dev/null || skip "no setpriv"
 	mkdir -p "$T/u"; printf a > "$T/u/ok"; printf b > "$T/u/secret"
