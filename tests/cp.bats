@@ -117,6 +117,40 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	assert_fsck_clean "$T/d.img"
 }
 
+@test "an archive's files are closed in batches: links, repeats and directories in between come out right" {
+	local a=$T/batch i out
+	rm -rf "$a"; mkdir -p "$a/src/sub"
+	for i in $(seq 1 40); do printf 'file %s\n' "$i" > "$a/src/f$i"; done
+	printf 'first\n' > "$a/src/dup"
+	ln "$a/src/f7" "$a/src/hard7"
+	printf 'in sub\n' > "$a/src/sub/s"
+	tar -C "$a/src" -cf "$a/x.tar" f1 f2 f3 dup hard7 f4 f5 f6 f7 sub f8 $(cd "$a/src" && ls | grep -E '^f([9]|[1-4][0-9])$')
+	printf 'second\n' > "$a/src/dup"
+	tar -C "$a/src" -rf "$a/x.tar" dup
+	newimg "$a/x.img"
+	run e3cp "$a/x.tar" "$a/x.img"
+	assert_status 2
+	assert_output_has "dup: name exists"
+	run debugfs -R "cat /dup" "$a/x.img"
+	assert_output_has "first"
+	assert_fsck_clean "$a/x.img"
+	newimg "$a/x.img"
+	run e3cp --overwrite "$a/x.tar" "$a/x.img"
+	assert_status 0
+	run debugfs -R "cat /dup" "$a/x.img"
+	assert_output_has "second"
+	assert_fsck_clean "$a/x.img"
+	rm -rf "$a/out"; mkdir "$a/out"
+	debugfs -R "rdump / $a/out" "$a/x.img" 2>/dev/null
+	for i in $(seq 1 40); do
+		[ "$(cat "$a/out/f$i")" = "file $i" ] || { echo "f$i differs" >&2; return 1; }
+	done
+	[ "$(cat "$a/out/hard7")" = "file 7" ]
+	[ "$(cat "$a/out/sub/s")" = "in sub" ]
+	out=$(debugfs -R "stat /f7" "$a/x.img" 2>/dev/null)
+	[[ "$out" == *"Links: 2"* ]]
+}
+
 @test "archive entries escaping the destination are refused and named" {
 	python3 - "$T/evil.tar" <<'PY'
 import io, sys, tarfile
