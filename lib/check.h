@@ -178,6 +178,9 @@ errcode_t chk_pass_bitmaps(struct chk_ctx *ctx);	/* check_bitmaps.c */
 errcode_t chk_pass_journal(struct chk_ctx *ctx);	/* check_journal.c */
 void chk_pass_layout(struct chk_ctx *ctx);		/* check_layout.c */
 errcode_t chk_apply_fixes(struct chk_ctx *ctx);		/* check_fix.c */
+/* Marks the filesystem clean, or not clean when errors are left, after a
+ * round that changed nothing (part of chk_apply_fixes). check_fix.c */
+void chk_mark_state(struct chk_ctx *ctx);
 /* An unfixed finding that makes the image wrong (not a remark, not a
  * layout gate). check_main.c */
 int chk_finding_is_error(const struct e3_finding *f);

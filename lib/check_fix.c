@@ -445,6 +445,26 @@ static int errors_left(const struct e3_check_report *rep)
 	return 0;
 }
 
+/* After the last round (one that changed nothing), as e2fsck does: a
+ * filesystem with no error left is marked clean, one with errors left
+ * not clean; writers refuse the latter (image.c). Rounds that fixed
+ * something leave the state to the round that checks their result. */
+void chk_mark_state(struct chk_ctx *ctx)
+{
+	struct ext2_super_block *sb = ctx->fs->super;
+	uint16_t want;
+
+	if (ctx->changed)
+		return;
+	want = errors_left(ctx->rep) ? (uint16_t)(sb->s_state & ~EXT2_VALID_FS)
+				     : EXT2_VALID_FS;
+	if (sb->s_state == want)
+		return;
+	sb->s_state = want;
+	ext2fs_mark_super_dirty(ctx->fs);
+	ctx->rep->state_changed = 1;
+}
+
 errcode_t chk_apply_fixes(struct chk_ctx *ctx)
 {
 	struct e3_check_report *rep = ctx->rep;
@@ -467,13 +487,6 @@ errcode_t chk_apply_fixes(struct chk_ctx *ctx)
 	}
 	fix_inodes(ctx);
 	chk_fix_dirs(ctx);
-	/* a check that leaves nothing wrong marks the filesystem clean, as
-	 * e2fsck does: writers refuse one that is not (image.c) */
-	if (!(ctx->fs->super->s_state & EXT2_VALID_FS) &&
-	    (ctx->changed || !errors_left(rep))) {
-		ctx->fs->super->s_state |= EXT2_VALID_FS;
-		ext2fs_mark_super_dirty(ctx->fs);
-		ctx->changed = 1;
-	}
+	chk_mark_state(ctx);
 	return 0;
 }

@@ -160,7 +160,7 @@ static void exit_code(struct e3_check_report *rep)
 	rep->exit_code = 0;
 	if (rep->fatal)
 		rep->exit_code |= E3_EXIT_ERROR;
-	if (rep->n_fixed)
+	if (rep->n_fixed || rep->state_changed)
 		rep->exit_code |= E3_EXIT_FIXED;
 	if (rep->n_unfixed)
 		rep->exit_code |= E3_EXIT_UNCORRECTED;
@@ -176,7 +176,11 @@ static errcode_t check_rounds(struct chk_ctx *ctx)
 	struct chk_vec keep = { NULL, 0, 0, sizeof(struct e3_finding) };
 	errcode_t err = 0;
 
-	for (rep->rounds = 1; rep->rounds <= MAX_ROUNDS; rep->rounds++) {
+	for (rep->rounds = 1;; rep->rounds++) {
+		/* past MAX_ROUNDS, one more look that fixes nothing, so what
+		 * the fixes could not settle is still reported */
+		int last = rep->rounds > MAX_ROUNDS;
+
 		ctx->fd = -1;
 		ctx->changed = 0;
 		err = chk_open(ctx);
@@ -187,15 +191,22 @@ static errcode_t check_rounds(struct chk_ctx *ctx)
 			err = run_passes(ctx);
 		if (!err && ctx->opts.mode != E3_CHECK_READONLY && !ctx->changed) {
 			ctx->fixing = 1;
-			err = chk_apply_fixes(ctx);
+			if (last)
+				chk_mark_state(ctx);
+			else
+				err = chk_apply_fixes(ctx);
 			ctx->fixing = 0;
 		}
 		ctx_close(ctx);
-		if (err || !ctx->changed)
+		if (err || !ctx->changed || last)
 			break;
 		err = keep_fixed(rep, &keep);
 		if (err)
 			break;
+		/* the round wrote the primary superblock and descriptors
+		 * (from the backup -b named): check what it wrote */
+		ctx->opts.superblock = 0;
+		ctx->opts.blocksize = 0;
 	}
 	if (!err)
 		err = prepend(rep, &keep);

@@ -127,6 +127,8 @@ struct e3_check_report {
 	unsigned rounds;		/* fix rounds run */
 	int preen_refused;		/* -p met a problem that needs -y:
 					   nothing was fixed */
+	int state_changed;		/* -p/-y marked the filesystem clean
+					   (or, errors left, not clean) */
 	struct e3_layout layout;
 	int exit_code;			/* E3_EXIT_* bits */
 };

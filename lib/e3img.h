@@ -110,7 +110,8 @@ errcode_t e3_file_close(e3_file_t *f);
 /* Closes n files (NULLs skipped; each file at most once, like free)
  * taking the image's lock once, not n times: for loaders that finish
  * files in bunches. Their last buffered data goes out in disk order, in
- * one write for files whose buffers meet. errs[i] is file i's result,
+ * one write for files whose buffers meet; when such a write fails, each
+ * of its files fails (and is left empty). errs[i] is file i's result,
  * the first error is returned; every file is freed. */
 errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs);
 

@@ -263,12 +263,17 @@ static errcode_t pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
 
 /* Closing files whose buffers meet on disk: one pwritev for the lot. */
 #define FLUSH_MANY_MAX 64
+_Static_assert(FLUSH_MANY_MAX <= IOV_MAX, "one run must fit one pwritev");
 
+/* By image, then disk address: one image's runs must not be split by
+ * another's files at nearby addresses. */
 static int by_buf_pblk(const void *a, const void *b)
 {
 	const struct e3_file *x = *(struct e3_file *const *)a;
 	const struct e3_file *y = *(struct e3_file *const *)b;
 
+	if (x->img != y->img)
+		return (uintptr_t)x->img < (uintptr_t)y->img ? -1 : 1;
 	return x->buf_pblk < y->buf_pblk ? -1 : x->buf_pblk > y->buf_pblk;
 }
 
@@ -303,8 +308,9 @@ static void flush_run(struct e3_file **list, size_t n)
  * address, and those that meet in one write: small files written one
  * pwrite each cost ext4 three times the CPU per byte that 64 KiB writes
  * do (large folios, one inode lock), and a batch's files usually sit
- * back to back. Errors land in each file's werr; files closed before
- * (errs[i] == E3_FILE_CLOSED) are not touched. */
+ * back to back. A failed write fails every file of its run (their blocks
+ * go back at close, no data lands elsewhere). Errors land in each file's
+ * werr; files closed before (errs[i] == E3_FILE_CLOSED) are not touched. */
 static void flush_many(struct e3_file **files, size_t n,
 		       const errcode_t *errs)
 {
@@ -326,9 +332,8 @@ static void flush_many(struct e3_file **files, size_t n,
 		for (k = i + 1; k < m; k++) {
 			struct e3_file *p = list[k - 1], *f = list[k];
 
-			if (f->img != p->img || f->bm.bs != p->bm.bs ||
-			    f->buf_pblk != p->buf_pblk + p->buf_n ||
-			    k - i >= IOV_MAX)
+			if (f->img != p->img ||
+			    f->buf_pblk != p->buf_pblk + p->buf_n)
 				break;
 		}
 		flush_run(list + i, k - i);

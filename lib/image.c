@@ -222,6 +222,32 @@ static errcode_t lock_image(struct e3_image *img)
 	return write ? refuse_mounted(img) : 0;
 }
 
+errcode_t e3_image_mark_unclean(struct e3_image *img)
+{
+	ext2_filsys fs = img->fs;
+	errcode_t err = 0;
+
+	e3_fs_lock(img);
+	if (!img->unclean_on_disk && (fs->super->s_state & EXT2_VALID_FS)) {
+		/* the primary superblock alone, now and durably: nothing
+		 * else is dirty before the first change */
+		fs->super->s_state &= ~EXT2_VALID_FS;
+		err = io_channel_write_byte(fs->io, SUPERBLOCK_OFFSET,
+					    SUPERBLOCK_SIZE, fs->super);
+		if (!err)
+			err = io_channel_flush(fs->io);
+		if (err)
+			fs->super->s_state |= EXT2_VALID_FS;
+		else if (fs->orig_super)	/* libext2fs writes only what
+						   differs from this copy */
+			fs->orig_super->s_state = fs->super->s_state;
+	}
+	if (!err)
+		__atomic_store_n(&img->unclean_on_disk, 1, __ATOMIC_RELEASE);
+	e3_fs_unlock(img);
+	return err;
+}
+
 static errcode_t start_writer(struct e3_image *img)
 {
 	errcode_t err;
@@ -280,6 +306,7 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 	if (err)
 		goto fail;
 	img->fs->priv_data = img;
+	img->was_valid = !!(img->fs->super->s_state & EXT2_VALID_FS);
 	err = ext2fs_read_bitmaps(img->fs);
 	if (err)
 		goto fail;
@@ -329,6 +356,12 @@ errcode_t e3_image_close(e3_image_t *img)
 	/* Files left open (E3_FILES_OPEN) still leave a consistent image:
 	 * without a journal only ext2fs_close2 writes the bitmaps and counts
 	 * that match the inodes and entries already on disk. */
+	/* a clean end of a session without a journal: as clean as before */
+	if (img->fs && !err && !lost && img->unclean_on_disk && img->was_valid &&
+	    !(img->fs->super->s_state & EXT2_ERROR_FS)) {
+		img->fs->super->s_state |= EXT2_VALID_FS;
+		ext2fs_mark_super_dirty(img->fs);
+	}
 	if (img->fs) {
 		err2 = lost ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);
 		img->fs = NULL;

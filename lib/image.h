@@ -43,6 +43,12 @@ struct e3_image {
 	 * it back (atomic); wb_step 0: the image lives in memory (tmpfs) */
 	uint64_t wb_pending;
 	uint64_t wb_step;		/* fixed at open */
+	/* Without a journal the superblock says "not clean" on disk from the
+	 * first change to a successful close, as the kernel's ext2 does while
+	 * mounted: a writer killed half way leaves an image that writers
+	 * refuse until it is checked. */
+	int was_valid;			/* fixed at open: VALID_FS then */
+	int unclean_on_disk;		/* [fs_lock] (read unlocked: set once) */
 };
 
 static inline struct e3_image *e3_image_of(ext2_filsys fs)
@@ -52,6 +58,10 @@ static inline struct e3_image *e3_image_of(ext2_filsys fs)
 
 void e3_fs_lock(struct e3_image *img);
 void e3_fs_unlock(struct e3_image *img);
+
+/* Before the first change to an image without a journal: VALID_FS off on
+ * disk (see unclean_on_disk). Takes fs_lock; a no-op after the first. */
+errcode_t e3_image_mark_unclean(struct e3_image *img);
 
 /* bytes of file data were written to the image with pwrite: every
  * wb_step bytes the kernel is asked to start writing them out, so that a

@@ -124,6 +124,9 @@ errcode_t e3_check_writable(struct e3_image *img)
 {
 	if (!img || !(img->flags & E3_OPEN_WRITE) || !img->load || !img->alloc)
 		return E3_IMAGE_READONLY;
+	if (!img->journal &&
+	    !__atomic_load_n(&img->unclean_on_disk, __ATOMIC_ACQUIRE))
+		return e3_image_mark_unclean(img);
 	return 0;
 }
 

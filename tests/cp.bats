@@ -210,6 +210,7 @@ PY
 		assert_output_has "$T/c.img: filesystem has errors or was not checked after a crash (run e3fsck first)"
 		[ "$(md5sum < "$T/c.img")" = "$before" ]
 		run e3fsck -y "$T/c.img"
+		assert_status 1		# it wrote the superblock
 		dumpe2fs -h "$T/c.img" 2>/dev/null | grep -q '^Filesystem state: *clean$'
 		run e3cp "$T/c" "$T/c.img"
 		assert_status 0
@@ -220,6 +221,8 @@ PY
 	assert_status 0
 	run debugfs -R "cat /forced/x" "$T/c.img"
 	assert_output_has "x"
+	assert_fsck_clean "$T/c.img"
+	dumpe2fs -h "$T/c.img" 2>/dev/null | grep -q '^Filesystem state: *not clean$'
 }
 
 @test "an unreadable source file is skipped with a message, exit 1" {

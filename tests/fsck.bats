@@ -129,6 +129,33 @@ damage() {
 	assert_fsck_clean "$W/sb.img"
 }
 
+@test "-p/-y mark the filesystem clean when nothing is wrong, not clean when errors are left" {
+	local img=$W/state.img
+	cp "$W/base.img" "$img"
+	debugfs -w -R "ssv state 0" "$img" 2>/dev/null
+	run e3fsck -n "$img"
+	assert_status 0				# -n reports, never writes
+	run e3fsck -p "$img"
+	assert_status 1				# as e2fsck: it wrote the state
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem state: *clean$'
+	run e3fsck -y "$img"
+	assert_status 0
+	# a backup superblock always says not clean, and its counts are old:
+	# one round fixes from it, the next checks the primary it wrote
+	run e3fsck -y -b 2049 -B 1024 --json "$img"
+	assert_status 1
+	[[ "$output" == *'"rounds": 2,'* ]]
+	run e3fsck -n "$img"
+	assert_status 0
+	assert_output_has "files ("
+	# errors left (-y cannot make /lost+found from a regular file): not clean
+	debugfs -w -R "rmdir /lost+found" "$img" 2>/dev/null
+	debugfs -w -R "write /dev/null lost+found" "$img" >/dev/null 2>&1
+	run e3fsck -y "$img"
+	[ $((status & 4)) -eq 4 ]
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem state: *not clean$'
+}
+
 # layout_image N: the N-th varied image for the layout comparison
 layout_image() {
 	local n=$1 img=$W/lay$1.img t=$W/tree$1 i
