@@ -231,10 +231,9 @@ static errcode_t make_regular(struct arc *s, struct archive_entry *e,
 {
 	uint64_t size = archive_entry_size_is_set(e) ?
 			(uint64_t)archive_entry_size(e) : E3_SIZE_UNKNOWN;
+	struct arc_pending *p;
 	e3_file_t *f;
 	errcode_t err, err2;
-
-	struct arc_pending *p;
 	char *pcopy;
 
 	err = e3_create(s->c->img, parent, leaf, a, size, &f);

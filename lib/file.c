@@ -689,8 +689,9 @@ static void release_blocks(struct e3_file *f)
 
 /* Close in three steps so that many files can share one fs_lock hold.
  * First, with f->lock held (kept until close_end): the data leaves the
- * write-behind buffer. E3_FILE_CLOSED: f was closed before, nothing else
- * is done with it. */
+ * write-behind buffer (here with flush, else by the caller's
+ * flush_many). E3_FILE_CLOSED: f was closed before, nothing else is done
+ * with it. */
 static errcode_t close_begin(struct e3_file *f, int flush)
 {
 	errcode_t err = 0;
