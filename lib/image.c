@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "journal.h"
 #include "load.h"
+#include "image_sane.h"
 
 /* The feature bits ext3 may carry; anything else is refused by writers. */
 #define E3_COMPAT_OK (EXT2_FEATURE_COMPAT_DIR_PREALLOC | \
@@ -274,9 +275,19 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 		goto fail;
 	if ((img->flags & E3_OPEN_WRITE) && (err = check_features(img->fs)))
 		goto fail;
+	/* Descriptors that point outside their group would have replay and
+	 * the writer read and write the wrong blocks (ext2fs_open2 does not
+	 * look); the kernel checks them before it replays, and so do we.
+	 * Again after a replay, which may have rewritten them. */
+	if (((img->flags & E3_OPEN_WRITE) ||
+	     ((img->flags & E3_OPEN_REPLAY) && e3_journal_pending(img->fs))) &&
+	    (err = ext2fs_check_desc(img->fs)))
+		goto fail;
 	err = replay_if_needed(img);
 	if (!err)
 		err = check_clean(img);
+	if (!err && (img->flags & E3_OPEN_WRITE) && img->report.replayed)
+		err = ext2fs_check_desc(img->fs);
 	if (err)
 		goto fail;
 	img->fs->priv_data = img;
@@ -284,6 +295,11 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 	if (err)
 		goto fail;
 	if (img->flags & E3_OPEN_WRITE) {
+		/* --force takes the risk of a bitmap it cannot trust, as it
+		 * does of an image marked with errors */
+		if (!(img->flags & E3_OPEN_FORCE) &&
+		    (err = e3_image_check_bitmaps(img->fs)))
+			goto fail;
 		err = start_writer(img);
 		if (err)
 			goto fail;
