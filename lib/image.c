@@ -119,6 +119,17 @@ static errcode_t check_clean(const struct e3_image *img)
 	return 0;
 }
 
+/* A superblock or descriptors that misplace a group's metadata would have
+ * replay and the writer read and write the wrong blocks (ext2fs_open2
+ * does not look); the kernel checks them before it replays, and so do
+ * we. */
+static errcode_t check_layout(ext2_filsys fs)
+{
+	errcode_t err = e3_image_check_super(fs);
+
+	return err ? err : ext2fs_check_desc(fs);
+}
+
 /* SOURCE_DATE_EPOCH makes every timestamp libext2fs writes reproducible. */
 static void apply_source_date_epoch(ext2_filsys fs)
 {
@@ -275,19 +286,18 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 		goto fail;
 	if ((img->flags & E3_OPEN_WRITE) && (err = check_features(img->fs)))
 		goto fail;
-	/* Descriptors that point outside their group would have replay and
-	 * the writer read and write the wrong blocks (ext2fs_open2 does not
-	 * look); the kernel checks them before it replays, and so do we.
-	 * Again after a replay, which may have rewritten them. */
 	if (((img->flags & E3_OPEN_WRITE) ||
 	     ((img->flags & E3_OPEN_REPLAY) && e3_journal_pending(img->fs))) &&
-	    (err = ext2fs_check_desc(img->fs)))
+	    (err = check_layout(img->fs)))
 		goto fail;
 	err = replay_if_needed(img);
 	if (!err)
 		err = check_clean(img);
+	/* a replay may have rewritten the superblock and descriptors */
 	if (!err && (img->flags & E3_OPEN_WRITE) && img->report.replayed)
-		err = ext2fs_check_desc(img->fs);
+		err = check_layout(img->fs);
+	if (!err && (img->flags & E3_OPEN_WRITE))
+		err = e3_image_check_root(img->fs);
 	if (err)
 		goto fail;
 	img->fs->priv_data = img;

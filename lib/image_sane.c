@@ -64,3 +64,35 @@ errcode_t e3_image_check_bitmaps(ext2_filsys fs)
 	return err;
 }
 
+
+/* What ext2fs_open2 lets through but e2fsck refuses to check: the first
+ * data block that places group 0 (a wrong one shifts every group's
+ * metadata by a block), and a first non-reserved inode that would hand
+ * the reserved ones out. */
+errcode_t e3_image_check_super(ext2_filsys fs)
+{
+	const struct ext2_super_block *sb = fs->super;
+
+	if (sb->s_first_data_block != (fs->blocksize == 1024 ? 1u : 0u))
+		return E3_SUPER_BAD;
+	if (sb->s_rev_level > EXT2_GOOD_OLD_REV &&
+	    (sb->s_first_ino < EXT2_GOOD_OLD_FIRST_INO ||
+	     sb->s_first_ino >= sb->s_inodes_count))
+		return E3_SUPER_BAD;
+	return 0;
+}
+
+/* Every path a writer resolves starts at the root: one that is not a
+ * live directory would fail each entry separately (or be written into
+ * as if it were one). */
+errcode_t e3_image_check_root(ext2_filsys fs)
+{
+	struct ext2_inode in;
+	errcode_t err = ext2fs_read_inode(fs, EXT2_ROOT_INO, &in);
+
+	if (err)
+		return err;
+	if (!LINUX_S_ISDIR(in.i_mode) || !in.i_links_count || in.i_dtime)
+		return E3_ROOT_BAD;
+	return 0;
+}

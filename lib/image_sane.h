@@ -11,4 +11,10 @@
  * and inode counts: E3_BLOCK_BITMAP_BAD, E3_INODE_BITMAP_BAD. */
 errcode_t e3_image_check_bitmaps(ext2_filsys fs);
 
+/* Superblock fields libext2fs does not check on open: E3_SUPER_BAD. */
+errcode_t e3_image_check_super(ext2_filsys fs);
+
+/* The root inode is a live directory: E3_ROOT_BAD. */
+errcode_t e3_image_check_root(ext2_filsys fs);
+
 #endif

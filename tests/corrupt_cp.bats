@@ -125,3 +125,35 @@ bg_field() { dumpe2fs "$1" 2>/dev/null | sed -n "/^Group $2:/,/^Group/s/.*$3 at 
 	run e3cp --quiet --force "$T/src/." "$T/flip.img"
 	assert_status 0
 }
+
+@test "a root inode that is not a directory: one line, not one per entry" {
+	cp "$T/base.img" "$T/root.img"
+	debugfs -w -R "set_inode_field <2> mode 0100644" "$T/root.img" >/dev/null 2>&1
+	cp "$T/root.img" "$T/root.orig"
+	refused "$T/root.img"
+	assert_output_has "root inode is not a directory"
+	cmp "$T/root.img" "$T/root.orig"
+}
+
+@test "a cleared root inode: refused" {
+	cp "$T/base.img" "$T/clri.img"
+	debugfs -w -R "clri <2>" "$T/clri.img" >/dev/null 2>&1
+	refused "$T/clri.img"
+	assert_output_has "root inode is not a directory"
+}
+
+@test "a superblock whose first data block e2fsck rejects: refused, image untouched" {
+	cp "$T/base.img" "$T/fdb.img"
+	debugfs -w -R "set_super_value first_data_block 0" "$T/fdb.img" >/dev/null 2>&1
+	cp "$T/fdb.img" "$T/fdb.orig"
+	refused "$T/fdb.img"
+	assert_output_has "superblock is inconsistent"
+	cmp "$T/fdb.img" "$T/fdb.orig"
+}
+
+@test "a first inode inside the reserved ones: refused" {
+	cp "$T/base.img" "$T/fino.img"
+	debugfs -w -R "set_super_value first_ino 1" "$T/fino.img" >/dev/null 2>&1
+	refused "$T/fino.img"
+	assert_output_has "superblock is inconsistent"
+}
