@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/fuzz_cp.sh: damage a small ext3 image that holds files,
 # directories, an htree, indirect blocks and a journal (tests/corrupt.sh
-# --base), then e3cp a small tree into it under a time limit, and report
+# --base), then e3cp a small tree into it under a time limit (into /, an
+# htree directory /d, a multi-block directory /a, or /c/sub, in turn), and
+# report
 #   cases N crashes N hangs N bad-messages N worse N
 # The damage is bench/fuzz_mutate.py's (bit flips, zeroed blocks,
 # truncation, random bytes; anywhere in the metadata or aimed at one
@@ -13,8 +15,10 @@
 #   bad-message  a non-zero exit without exactly one "e3cp: IMAGE: reason"
 #                line on stderr (tool_error's form)
 #   refused      a non-zero exit with that one line
-#   success      exit 0; then e2fsck -fn must find no more problems than
-#                it did before e3cp ran, else the case counts as "worse"
+#   success      exit 0
+# After a refusal or a success, e2fsck -fn must find no more problems than
+# it did before e3cp ran ("as consistent as it was"), else the case also
+# counts as "worse"
 # E3CP=path picks the binary (meant: an --enable-asan --enable-debug build).
 # Failing cases are kept as /tmp/fuzzcp-CLASS-SEED-I.img (+ .out).
 #   bench/fuzz_cp.sh [--cases N] [--seed S] [--timeout SEC] [--only I]
@@ -70,6 +74,7 @@ regions() {	# regions IMAGE > "NAME START END" lines
 	done
 }
 regions "$base" > "$w/regions"
+dests=(/ /d /a /c/sub)
 kinds=($(bash "$top/tests/corrupt.sh" --list | awk '{print $1}'))
 
 # problems IMAGE: e2fsck -fn's exit code and the number of problems it
@@ -88,6 +93,16 @@ keep() {	# keep CLASS: save the case's image (as mutated) and output
 	cp "$w/m.img" "/tmp/fuzzcp-$1-$seed-$i.img"
 	cp "$w/out" "/tmp/fuzzcp-$1-$seed-$i.out"
 }
+check_worse() {	# the image after the run against $before
+	local after
+	cmp -s "$w/m.img" "$w/c.img" && return
+	after=$(problems "$w/c.img")
+	if [ "${after% *}" -gt 0 ] && [ "${before% *}" -eq 0 ] ||
+	   [ "${after#* }" -gt "${before#* }" ]; then
+		worse=$((worse + 1)); keep worse
+		echo "worse: case $i ($what) into $dest, exit $rc: e2fsck rc/problems before $before, after $after"
+	fi
+}
 for i in $(seq 1 "$cases"); do
 	[ -n "$only" ] && [ "$i" != "$only" ] && continue
 	n=$((n + 1))
@@ -100,29 +115,24 @@ for i in $(seq 1 "$cases"); do
 	fi
 	before=$(problems "$w/m.img")
 	cp "$w/m.img" "$w/c.img"
-	timeout -k 5 "$tmo" "$e3cp" --quiet -j 2 "$w/src/." "$w/c.img" >"$w/out" 2>&1
+	dest=${dests[$((i % ${#dests[@]}))]}
+	timeout -k 5 "$tmo" "$e3cp" --quiet -j 2 "$w/src/." "$w/c.img:$dest" >"$w/out" 2>&1
 	rc=$?
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		hangs=$((hangs + 1)); keep hang
-		echo "hang: case $i ($what)"
+		echo "hang: case $i ($what) into $dest"
 	elif [ $rc -ge 128 ] || grep -q 'AddressSanitizer\|runtime error\|LeakSanitizer' "$w/out"; then
 		crashes=$((crashes + 1)); keep crash
-		echo "crash: case $i ($what) rc $rc"; grep -m3 'ERROR\|runtime error\|#[0-4] ' "$w/out" | sed 's/^/    /'
+		echo "crash: case $i ($what) into $dest rc $rc"; grep -m3 'ERROR\|runtime error\|#[0-4] ' "$w/out" | sed 's/^/    /'
 	elif [ $rc -ne 0 ]; then
 		if [ "$(wc -l <"$w/out")" -eq 1 ] && grep -q "^e3cp: $w/c.img: ." "$w/out"; then
-			refused=$((refused + 1))
+			refused=$((refused + 1)); check_worse
 		else
 			bad=$((bad + 1)); keep bad
-			echo "bad-message: case $i ($what) rc $rc: $(head -3 "$w/out" | sed "s|$w/||g" | tr '\n' '|')"
+			echo "bad-message: case $i ($what) into $dest rc $rc: $(head -3 "$w/out" | sed "s|$w/||g" | tr '\n' '|')"
 		fi
 	else
-		ok=$((ok + 1))
-		after=$(problems "$w/c.img")
-		if [ "${after% *}" -gt 0 ] && [ "${before% *}" -eq 0 ] ||
-		   [ "${after#* }" -gt "${before#* }" ]; then
-			worse=$((worse + 1)); keep worse
-			echo "worse: case $i ($what): e2fsck rc/problems before $before, after $after"
-		fi
+		ok=$((ok + 1)); check_worse
 	fi
 done
 echo "refused $refused success $ok"
