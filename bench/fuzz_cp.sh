@@ -9,7 +9,9 @@
 # truncation, random bytes; anywhere in the metadata or aimed at one
 # region: superblock, descriptors, bitmaps, inode tables, directory blocks,
 # indirect blocks, journal), and every fifth case one of tests/corrupt.sh's
-# named kinds. Classes:
+# named kinds. Every third case starts from a copy of the image left with
+# a committed, unreplayed journal (e3cp stopped by E3_FAULT=stop-after-
+# commit:1), so that e3cp's replay meets the damage. Classes:
 #   crash        a signal or a sanitizer report
 #   hang         a run past the limit
 #   bad-message  a non-zero exit without exactly one "e3cp: IMAGE: reason"
@@ -18,7 +20,9 @@
 #   success      exit 0
 # After a refusal or a success, e2fsck -fn must find no more problems than
 # it did before e3cp ran ("as consistent as it was"), else the case also
-# counts as "worse"
+# counts as "worse". An image with a log to replay is "as it was" once
+# replayed (by anyone: a damaged log replays the same damage in e2fsck and
+# the kernel), so its baseline is counted after e2fsck -E journal_only.
 # E3CP=path picks the binary (meant: an --enable-asan --enable-debug build).
 # Failing cases are kept as /tmp/fuzzcp-CLASS-SEED-I.img (+ .out).
 #   bench/fuzz_cp.sh [--cases N] [--seed S] [--timeout SEC] [--only I]
@@ -49,6 +53,15 @@ head -c 5000 /dev/zero | tr '\0' z > "$w/src/newbig"
 echo inner > "$w/src/newdir/inner"
 ln -s new1 "$w/src/newlink"
 
+# the same image with a log to replay: six files whose first commit is
+# kept and never checkpointed
+mkdir -p "$w/src2/pd"
+for n in 1 2 3 4 5 6; do head -c $((n * 3000)) /dev/zero | tr '\0' p > "$w/src2/pd/p$n"; done
+cp "$base" "$w/pending.img"
+E3_FAULT=stop-after-commit:1 "$e3cp" --quiet --reproducible -j 1 "$w/src2/." "$w/pending.img" >/dev/null 2>&1
+dumpe2fs -h "$w/pending.img" 2>/dev/null | grep -q needs_recovery ||
+	{ echo "fuzz_cp.sh: could not leave a journal to replay" >&2; exit 16; }
+
 # byte ranges of the base image's metadata, for aimed damage
 regions() {	# regions IMAGE > "NAME START END" lines
 	local img=$1 bs b p
@@ -69,7 +82,7 @@ regions() {	# regions IMAGE > "NAME START END" lines
 		debugfs -R "stat $p" "$img" 2>/dev/null | grep -o '(D*IND):[0-9]*' | cut -d: -f2 |
 			while read -r b; do echo "indirect $((b * bs)) $(((b + 1) * bs))"; done
 	done
-	for b in $(debugfs -R "blocks <8>" "$img" 2>/dev/null | tr ' ' '\n' | head -3); do
+	for b in $(debugfs -R "blocks <8>" "$img" 2>/dev/null | tr ' ' '\n' | head -24); do
 		echo "journal $((b * bs)) $(((b + 1) * bs))"
 	done
 }
@@ -103,17 +116,27 @@ check_worse() {	# the image after the run against $before
 		echo "worse: case $i ($what) into $dest, exit $rc: e2fsck rc/problems before $before, after $after"
 	fi
 }
+# baseline IMAGE: problems() of IMAGE as any recovery would leave it
+baseline() {
+	if dumpe2fs -h "$1" 2>/dev/null | grep -q needs_recovery; then
+		cp "$1" "$w/r.img"
+		e2fsck -y -E journal_only "$w/r.img" >/dev/null 2>&1
+		problems "$w/r.img"
+	else
+		problems "$1"
+	fi
+}
 for i in $(seq 1 "$cases"); do
 	[ -n "$only" ] && [ "$i" != "$only" ] && continue
 	n=$((n + 1))
-	cp "$base" "$w/m.img"
+	if [ $((i % 3)) -eq 0 ]; then cp "$w/pending.img" "$w/m.img"; else cp "$base" "$w/m.img"; fi
 	if [ $((i % 5)) -eq 0 ]; then
 		what=${kinds[$(((i / 5 + seed) % ${#kinds[@]}))]}
 		bash "$top/tests/corrupt.sh" "$what" "$w/m.img" >/dev/null 2>&1 || what="$what(failed)"
 	else
 		what=$(python3 "$top/bench/fuzz_mutate.py" "$w/m.img" "$seed" "$i" "$w/regions")
 	fi
-	before=$(problems "$w/m.img")
+	before=$(baseline "$w/m.img")
 	cp "$w/m.img" "$w/c.img"
 	dest=${dests[$((i % ${#dests[@]}))]}
 	timeout -k 5 "$tmo" "$e3cp" --quiet -j 2 "$w/src/." "$w/c.img:$dest" >"$w/out" 2>&1

@@ -157,3 +157,12 @@ bg_field() { dumpe2fs "$1" 2>/dev/null | sed -n "/^Group $2:/,/^Group/s/.*$3 at 
 	refused "$T/fino.img"
 	assert_output_has "superblock is inconsistent"
 }
+
+@test "an image file shorter than its filesystem: refused before reading past its end, untouched" {
+	cp "$T/base.img" "$T/short.img"
+	truncate -s 7M "$T/short.img"
+	cp "$T/short.img" "$T/short.orig"
+	refused "$T/short.img"
+	assert_output_has "smaller than its filesystem"
+	cmp "$T/short.img" "$T/short.orig"
+}
