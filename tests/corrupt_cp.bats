@@ -166,3 +166,23 @@ bg_field() { dumpe2fs "$1" 2>/dev/null | sed -n "/^Group $2:/,/^Group/s/.*$3 at 
 	assert_output_has "smaller than its filesystem"
 	cmp "$T/short.img" "$T/short.orig"
 }
+
+@test "a journal whose block map names one block twice: refused, not its superblock overwritten by the log" {
+	cp "$T/base.img" "$T/jdup.img"
+	debugfs -w -R "set_inode_field <8> block[1] $(blk "$T/jdup.img" '<8>' 0)" "$T/jdup.img" >/dev/null 2>&1
+	cp "$T/jdup.img" "$T/jdup.orig"
+	refused "$T/jdup.img"
+	assert_output_has "journal inode maps"
+	cmp "$T/jdup.img" "$T/jdup.orig"
+}
+
+@test "a journal whose indirect block maps past the end of the filesystem: refused (fuzz_cp seed 2 case 42)" {
+	local ind
+	cp "$T/base.img" "$T/jind.img"
+	ind=$(debugfs -R "stat <8>" "$T/jind.img" 2>/dev/null | grep -o '(IND):[0-9]*' | head -1 | cut -d: -f2)
+	printf '\x7b\x3f\xe0\xc5' | dd of="$T/jind.img" bs=1 seek=$((ind * 1024 + 8)) conv=notrunc status=none
+	cp "$T/jind.img" "$T/jind.orig"
+	refused "$T/jind.img"
+	assert_output_has "journal inode maps"
+	cmp "$T/jind.img" "$T/jind.orig"
+}
