@@ -22,7 +22,10 @@
 # it did before e3cp ran ("as consistent as it was"), else the case also
 # counts as "worse". An image with a log to replay is "as it was" once
 # replayed (by anyone: a damaged log replays the same damage in e2fsck and
-# the kernel), so its baseline is counted after e2fsck -E journal_only.
+# the kernel), so its baseline is counted after e2fsprogs' own replay
+# (debugfs -w -R journal_run: a replay and nothing else; e2fsck -E
+# journal_only also repairs the superblock). A log e2fsprogs will not
+# replay stays as it is, and e2fsck -fn counts it.
 # E3CP=path picks the binary (meant: an --enable-asan --enable-debug build).
 # Failing cases are kept as /tmp/fuzzcp-CLASS-SEED-I.img (+ .out).
 #   bench/fuzz_cp.sh [--cases N] [--seed S] [--timeout SEC] [--only I]
@@ -120,7 +123,7 @@ check_worse() {	# the image after the run against $before
 baseline() {
 	if dumpe2fs -h "$1" 2>/dev/null | grep -q needs_recovery; then
 		cp "$1" "$w/r.img"
-		e2fsck -y -E journal_only "$w/r.img" >/dev/null 2>&1
+		debugfs -w -R journal_run "$w/r.img" >/dev/null 2>&1
 		problems "$w/r.img"
 	else
 		problems "$1"
