@@ -28,29 +28,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
 crashes=0 hangs=0 bad=0
 for i in $(seq 1 "$cases"); do
 	cp "$image" "$w/c.img"
-	python3 - "$w/c.img" "$seed" "$i" <<'PY'
-import os, random, sys
-path, seed, i = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-r = random.Random(seed * 100003 + i)
-size = os.path.getsize(path)
-meta = min(size, 600 * 1024)        # superblock, descriptors, tables, dirs
-with open(path, 'r+b') as f:
-    kind = r.randrange(4)
-    if kind == 0:                   # bit flips in metadata
-        for _ in range(r.randint(1, 40)):
-            off = r.randrange(1024, meta)
-            f.seek(off); b = f.read(1)
-            f.seek(off); f.write(bytes([b[0] ^ (1 << r.randrange(8))]))
-    elif kind == 1:                 # zeroed blocks
-        for _ in range(r.randint(1, 4)):
-            f.seek(r.randrange(0, meta // 1024) * 1024); f.write(bytes(1024))
-    elif kind == 2:                 # truncation
-        f.truncate(r.randrange(1024, size))
-    else:                           # random bytes in metadata
-        for _ in range(r.randint(1, 8)):
-            off = r.randrange(1024, meta)
-            f.seek(off); f.write(os.urandom(0) or bytes(r.randrange(256) for _ in range(r.randint(1, 64))))
-PY
+	python3 "$top/bench/fuzz_mutate.py" "$w/c.img" "$seed" "$i" >/dev/null
 	for mode in -n -y; do
 		timeout "$tmo" "${E3FSCK:-$top/misc/e3fsck}" $mode "$w/c.img" >"$w/out" 2>&1
 		rc=$?

@@ -607,7 +607,7 @@ errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
 		cp_error(c, path, err);
 		return 0;
 	default:
-		cp_event(c, E3_CP_ERROR, path, err);
+		cp_event(c, E3_CP_FATAL, path, err);
 		return err;
 	}
 }

@@ -145,6 +145,9 @@ enum e3_copyin_event {
 	E3_CP_SKIP,		/* an entry was skipped; err says why */
 	E3_CP_ERROR,		/* an entry failed; err says why */
 	E3_CP_PROGRESS,		/* counters moved (called at most ~10/s) */
+	E3_CP_FATAL,		/* the image failed while copying this entry
+				   (full, I/O, corrupt): the run stops and
+				   returns err, which is the image's error */
 };
 
 struct e3_idmap {

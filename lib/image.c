@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "journal.h"
 #include "load.h"
+#include "image_sane.h"
 
 /* The feature bits ext3 may carry; anything else is refused by writers. */
 #define E3_COMPAT_OK (EXT2_FEATURE_COMPAT_DIR_PREALLOC | \
@@ -116,6 +117,25 @@ static errcode_t check_clean(const struct e3_image *img)
 	if ((sb->s_state & EXT2_ERROR_FS) || !(sb->s_state & EXT2_VALID_FS))
 		return E3_FS_NOT_CLEAN;
 	return 0;
+}
+
+/* A superblock or descriptors that misplace a group's metadata would have
+ * replay and the writer read and write the wrong blocks (ext2fs_open2
+ * does not look), and an image shorter than its filesystem fails reads
+ * half way through a copy; the kernel checks all three before it replays
+ * or mounts, and so do we. */
+static errcode_t check_layout(const struct e3_image *img)
+{
+	ext2_filsys fs = img->fs;
+	blk64_t have;
+	errcode_t err = e3_image_check_super(fs);
+
+	if (err)
+		return err;
+	if (ext2fs_get_device_size2(img->path, fs->blocksize, &have) == 0 &&
+	    have < ext2fs_blocks_count(fs->super))
+		return E3_IMAGE_TRUNCATED;
+	return ext2fs_check_desc(fs);
 }
 
 /* SOURCE_DATE_EPOCH makes every timestamp libext2fs writes reproducible. */
@@ -300,9 +320,18 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 		goto fail;
 	if ((img->flags & E3_OPEN_WRITE) && (err = check_features(img->fs)))
 		goto fail;
+	if (((img->flags & E3_OPEN_WRITE) ||
+	     ((img->flags & E3_OPEN_REPLAY) && e3_journal_pending(img->fs))) &&
+	    (err = check_layout(img)))
+		goto fail;
 	err = replay_if_needed(img);
 	if (!err)
 		err = check_clean(img);
+	/* a replay may have rewritten the superblock and descriptors */
+	if (!err && (img->flags & E3_OPEN_WRITE) && img->report.replayed)
+		err = check_layout(img);
+	if (!err && (img->flags & E3_OPEN_WRITE))
+		err = e3_image_check_root(img->fs);
 	if (err)
 		goto fail;
 	img->fs->priv_data = img;
@@ -311,6 +340,11 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 	if (err)
 		goto fail;
 	if (img->flags & E3_OPEN_WRITE) {
+		/* --force takes the risk of a bitmap it cannot trust, as it
+		 * does of an image marked with errors */
+		if (!(img->flags & E3_OPEN_FORCE) &&
+		    (err = e3_image_check_bitmaps(img->fs)))
+			goto fail;
 		err = start_writer(img);
 		if (err)
 			goto fail;

@@ -132,6 +132,23 @@ static errcode_t check_super(struct jbd2_log *log, uint64_t nblocks, int mode)
 	return 0;
 }
 
+/* Every log block inside the filesystem and no two the same, as e2fsck
+ * requires before it trusts a journal: a damaged indirect block of inode
+ * 8 would otherwise have replay read, and the writer write, blocks past
+ * the end of the image or another block of the log. */
+static errcode_t check_map(const struct jbd2_log *log, uint64_t nblocks)
+{
+	struct ext2_super_block *sb = log->fs->super;
+
+	if (log->sorted[0] < sb->s_first_data_block ||
+	    log->sorted[nblocks - 1] >= ext2fs_blocks_count(sb))
+		return E3_JOURNAL_MAP_BAD;
+	for (uint64_t i = 1; i < nblocks; i++)
+		if (log->sorted[i] == log->sorted[i - 1])
+			return E3_JOURNAL_MAP_BAD;
+	return 0;
+}
+
 errcode_t jbd2_log_open(ext2_filsys fs, io_channel io, int mode,
 			struct jbd2_log *log)
 {
@@ -161,6 +178,9 @@ errcode_t jbd2_log_open(ext2_filsys fs, io_channel io, int mode,
 	log->nmap = (uint32_t)nblocks;
 	memcpy(log->sorted, log->map, nblocks * sizeof(*log->sorted));
 	qsort(log->sorted, nblocks, sizeof(*log->sorted), cmp_blk);
+	err = check_map(log, nblocks);
+	if (err)
+		goto fail;
 	log->jsb = (struct jbd2_superblock *)log->sbuf;
 	err = io_channel_read_blk64(io, log->map[0], 1, log->sbuf);
 	if (err)

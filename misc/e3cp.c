@@ -29,6 +29,7 @@ struct cp_args {
 	int verbose, quiet, progress, reproducible;
 	double t0;
 	int bar_shown;
+	char *fatal_path;	/* the entry the image failed on */
 };
 
 static void usage(FILE *f)
@@ -42,7 +43,8 @@ static void usage(FILE *f)
 "  -D, --devtab FILE    genext2fs device table applied after the sources\n"
 "  --overwrite          replace existing entries (not directories)\n"
 "  --force              write into an image marked as having errors or\n"
-"                       not checked since a crash (risks shared blocks)\n"
+"                       not checked since a crash, or whose bitmaps\n"
+"                       disagree with their counts (risks shared blocks)\n"
 "  -j, --jobs N         worker threads (default: number of CPUs)\n"
 "  --progress, --quiet  progress bar on/off (default: on a terminal)\n"
 "  -v, --verbose        list each entry\n"
@@ -96,6 +98,11 @@ static void on_event(void *ctx, enum e3_copyin_event ev, const char *path,
 	case E3_CP_PROGRESS:
 		if (a->progress)
 			show_bar(a, st);
+		break;
+	case E3_CP_FATAL:
+		/* told once, with the image's error, when the run returns */
+		if (!a->fatal_path)
+			a->fatal_path = strdup(path);
 		break;
 	}
 }
@@ -302,6 +309,10 @@ static int run(struct cp_args *a)
 			   st.devtab_line);
 		return 2;
 	}
+	if (err && a->fatal_path) {
+		tool_error(a->image, err, "copying %s", a->fatal_path);
+		return 2;
+	}
 	if (err) {
 		tool_error(a->image, err, NULL);
 		return 2;
@@ -330,5 +341,6 @@ int main(int argc, char **argv)
 	free(a.uid_map);
 	free(a.gid_map);
 	free(a.image_buf);
+	free(a.fatal_path);
 	return rc;
 }

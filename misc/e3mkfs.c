@@ -426,11 +426,15 @@ bad:
 static void on_copy_event(void *ctx, enum e3_copyin_event ev, const char *path,
 			  errcode_t err, const struct e3_copyin_stats *st)
 {
-	(void)ctx; (void)st;
+	char **fatal_path = ctx;
+
+	(void)st;
 	if (ev == E3_CP_SKIP)
 		tool_error(path, err, "skipped");
 	else if (ev == E3_CP_ERROR)
 		tool_error(path, err, NULL);
+	else if (ev == E3_CP_FATAL && !*fatal_path)
+		*fatal_path = strdup(path);	/* told with the image's error */
 }
 
 /* -d: the new image filled through the copy-in engine. */
@@ -440,6 +444,7 @@ static int fill(struct mkfs_opts *o)
 	struct e3_copyin_opts co = { .dest = "/", .clamp_time = -1,
 				     .event = on_copy_event };
 	struct e3_copyin_stats st = { 0 };
+	char *fatal_path = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	e3_image_t *img;
 	errcode_t err, err2;
@@ -455,10 +460,15 @@ static int fill(struct mkfs_opts *o)
 		tool_error(o->image, err, NULL);
 		return 1;
 	}
+	co.event_ctx = &fatal_path;
 	err = e3_copyin_run(img, o->srcs, o->nsrcs, &co, &st, NULL, NULL);
 	err2 = e3_image_close(img);
 	if (err || err2) {
-		tool_error(o->image, err ? err : err2, "copying in");
+		if (err && fatal_path)
+			tool_error(o->image, err, "copying in %s", fatal_path);
+		else
+			tool_error(o->image, err ? err : err2, "copying in");
+		free(fatal_path);
 		return 1;
 	}
 	if (!o->quiet)
