@@ -542,7 +542,9 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 			wadd(w, E3P_INO_JOURNAL_MODE, ino);
 			return;
 		}
-		walk_file(w, ino, in, 0);
+		/* sizes too, as e2fsck: a pointer cleared as illegal must
+		 * take its block out of i_blocks */
+		walk_file(w, ino, in, 1);
 		return;
 	}
 	if (in->i_mode && !LINUX_S_ISREG(in->i_mode) && ino != EXT2_BAD_INO &&

@@ -12,6 +12,7 @@
 #include <uuid/uuid.h>
 
 #include "check.h"
+#include "jbd2_log.h"
 
 #define JBD_MAGIC 0xC03B3998u
 #define JBD_SB_V1 3
@@ -56,6 +57,21 @@ static int read_jsb(struct chk_ctx *ctx, struct ext2_inode *in, struct jsb *j)
 		((uint32_t *)j)[i] = ext2fs_be32_to_cpu(w[i]);
 	free(buf);
 	return 0;
+}
+
+/* The log's block map as recovery and writers use it (lib/jbd2_log.c):
+ * every block inside the filesystem, none twice, no hole. A log that
+ * fails this is not replayed (recovery would refuse it) but reported as
+ * invalid; e2fsck reports the first two, and the kernel cannot write a
+ * log block that is a hole either. */
+static int map_bad(struct chk_ctx *ctx)
+{
+	struct jbd2_log log;
+	errcode_t err = jbd2_log_open(ctx->fs, ctx->fs->io, JBD2_LOG_READ, &log);
+
+	if (!err)
+		jbd2_log_close(&log);
+	return err == E3_JOURNAL_MAP_BAD;
 }
 
 /* Returns 1 when a replay is pending (reported), 0 otherwise. */
@@ -110,6 +126,11 @@ int chk_journal_state(struct chk_ctx *ctx)
 	    ((j.incompat & ~JBD_KNOWN_INCOMPAT) || j.ro_compat ||
 	     (j.compat & ~JBD_KNOWN_COMPAT))) {
 		jbad(ctx, E3P_JNL_UNSUPPORTED, "unknown feature bits");
+		return 0;
+	}
+	if (map_bad(ctx)) {
+		jbad(ctx, E3P_JNL_INODE_BAD, "block map leaves the "
+		     "filesystem, names a block twice or has a hole");
 		return 0;
 	}
 	if (ext2fs_has_feature_journal_needs_recovery(sb)) {

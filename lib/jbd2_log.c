@@ -60,7 +60,7 @@ static errcode_t load_map(struct jbd2_log *log, uint64_t *nblocks)
 				    BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY,
 				    NULL, map_block, &c);
 	if (!err && c.seen != c.nblocks)
-		err = E3_JOURNAL_BAD;	/* holes */
+		err = E3_JOURNAL_MAP_BAD;	/* holes */
 	if (err) {
 		free(c.map);
 		return err;

@@ -156,6 +156,29 @@ damage() {
 	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem state: *not clean$'
 }
 
+@test "a journal block pointer past the end: reported as an invalid journal, -y clears it and leaves e2fsck nothing" {
+	local img=$W/jmap.img
+	rm -f "$img"
+	e3mkfs -q -F "$img" 64M
+	debugfs -w -R "sif <8> block[2] 9999999" "$img" 2>/dev/null
+	run e3fsck -n "$img"
+	assert_status 4				# not 8: the check ran
+	assert_output_has "journal inode is invalid (block map leaves the filesystem"
+	run e3fsck -y "$img"
+	[ $((status & 8)) -eq 0 ]
+	run e2fsck -fn "$img"			# i_blocks of inode 8 fixed too
+	assert_status 0
+	# the invalid journal is an error left: not clean, writers refuse;
+	# forced past that, the hole in the log still stops them
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem state: *not clean$'
+	run e3cp "$E3_TOP/README.md" "$img"
+	assert_status 2
+	assert_output_has "run e3fsck first"
+	run e3cp --force "$E3_TOP/README.md" "$img"
+	assert_status 2
+	assert_output_has "leaves a hole"
+}
+
 # layout_image N: the N-th varied image for the layout comparison
 layout_image() {
 	local n=$1 img=$W/lay$1.img t=$W/tree$1 i
