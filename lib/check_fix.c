@@ -472,7 +472,13 @@ errcode_t chk_apply_fixes(struct chk_ctx *ctx)
 	int bitmaps = 0;
 
 	if (preen_blocked(ctx)) {
+		/* nothing is fixed, but the superblock says what was found,
+		 * as e2fsck's preen does: writers refuse it until -y */
 		ctx->preen_refused = 1;
+		if (!(ctx->fs->super->s_state & EXT2_ERROR_FS)) {
+			ctx->fs->super->s_state |= EXT2_ERROR_FS;
+			ext2fs_mark_super_dirty(ctx->fs);
+		}
 		return 0;
 	}
 	for (i = 0; i < rep->n_findings; i++)

@@ -159,7 +159,10 @@ static errcode_t lookup_rel(struct cp_ctx *c, const char *rel, ext2_ino_t *ino)
 	return err;
 }
 
-static errcode_t write_data(struct archive *ar, e3_file_t *f, uint64_t size)
+/* The entry's data into f; size E3_SIZE_UNKNOWN: as much as the stream
+ * holds (*written says how much). */
+static errcode_t write_data(struct archive *ar, e3_file_t *f, uint64_t size,
+			    uint64_t *written)
 {
 	const void *buf;
 	size_t len;
@@ -173,9 +176,14 @@ static errcode_t write_data(struct archive *ar, e3_file_t *f, uint64_t size)
 		err = e3_file_pwrite(f, buf, len, (uint64_t)off);
 		if (err)
 			return err;
+		if ((uint64_t)off + len > *written)
+			*written = (uint64_t)off + len;
 	}
 	if (r != ARCHIVE_EOF)
 		return archive_errno(ar) ? archive_errno(ar) : EIO;
+	if (size == E3_SIZE_UNKNOWN)
+		return 0;	/* the size is what was written */
+	*written = size;
 	return e3_file_set_size(f, size);
 }
 
@@ -232,6 +240,7 @@ static errcode_t make_regular(struct arc *s, struct archive_entry *e,
 	uint64_t size = archive_entry_size_is_set(e) ?
 			(uint64_t)archive_entry_size(e) : E3_SIZE_UNKNOWN;
 	struct arc_pending *p;
+	uint64_t written = 0;
 	e3_file_t *f;
 	errcode_t err, err2;
 	char *pcopy;
@@ -241,15 +250,14 @@ static errcode_t make_regular(struct arc *s, struct archive_entry *e,
 		return err;
 	err = cp_set_xattrs(s->c, e3_file_ino(f), &s->x, path);
 	if (!err)
-		err = write_data(s->ar, f, size == E3_SIZE_UNKNOWN ? 0 : size);
+		err = write_data(s->ar, f, size, &written);
 	pcopy = err ? NULL : strdup(path);
 	if (!pcopy) {
 		err2 = e3_file_close(f);
 		return err ? err : err2 ? err2 : ENOMEM;
 	}
 	p = &s->pend[s->npend++];
-	*p = (struct arc_pending){ .f = f, .path = pcopy,
-		.size = size == E3_SIZE_UNKNOWN ? 0 : size };
+	*p = (struct arc_pending){ .f = f, .path = pcopy, .size = written };
 	return 0;
 }
 

@@ -111,10 +111,11 @@ errcode_t e3_remove(e3_image_t *img, ext2_ino_t dir, const char *name)
 {
 	errcode_t err, err2 = 0;
 
-	if (!img->fs || !(img->flags & E3_OPEN_WRITE))
-		return E3_IMAGE_READONLY;
 	if (!name || !*name || strchr(name, '/'))
 		return E3_BAD_NAME;
+	if ((err = e3_check_writable(img)))	/* also: not clean on disk
+						   first (no journal) */
+		return err;
 	e3_fs_lock(img);
 	err = remove_locked(img, dir, name);
 	if (img->journal)

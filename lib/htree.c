@@ -663,8 +663,10 @@ errcode_t e3_htree_build_all(e3_image_t *img, const ext2_ino_t *dirs,
 			     size_t ndirs)
 {
 	ext2_ino_t lost_found = 0;
-	errcode_t err = 0, err2;
+	errcode_t err, err2;
 
+	if ((err = e3_check_writable(img)))	/* as every other change */
+		return err;
 	e3_fs_lock(img);
 	if (ext2fs_lookup(img->fs, EXT2_ROOT_INO, "lost+found", 10, NULL,
 			  &lost_found))

@@ -390,11 +390,15 @@ errcode_t e3_image_close(e3_image_t *img)
 	/* Files left open (E3_FILES_OPEN) still leave a consistent image:
 	 * without a journal only ext2fs_close2 writes the bitmaps and counts
 	 * that match the inodes and entries already on disk. */
-	/* a clean end of a session without a journal: as clean as before */
-	if (img->fs && !err && !lost && img->unclean_on_disk && img->was_valid &&
-	    !(img->fs->super->s_state & EXT2_ERROR_FS)) {
-		img->fs->super->s_state |= EXT2_VALID_FS;
-		ext2fs_mark_super_dirty(img->fs);
+	/* a clean end of a session without a journal: as clean as before,
+	 * once everything else is on disk (flushed and synced first, so a
+	 * power cut cannot leave "clean" over stale bitmaps) */
+	if (img->fs && !err && !lost && img->unclean_on_disk && img->was_valid) {
+		err = ext2fs_flush2(img->fs, 0);
+		if (!err) {
+			img->fs->super->s_state |= EXT2_VALID_FS;
+			ext2fs_mark_super_dirty(img->fs);
+		}
 	}
 	if (img->fs) {
 		err2 = lost ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);

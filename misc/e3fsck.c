@@ -383,7 +383,8 @@ int main(int argc, char **argv)
 	print_findings(&a, r);
 	if (r->preen_refused)
 		printf("%s: UNEXPECTED INCONSISTENCY; run e3fsck -y "
-		       "(nothing was changed)\n", a.image);
+		       "(nothing was fixed; the filesystem is marked as "
+		       "having errors)\n", a.image);
 	l = &r->layout;
 	if (!r->fatal) {
 		if ((a.verbose || a.layout) && l->inodes_count)

@@ -151,6 +151,23 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	[[ "$out" == *"Links: 2"* ]]
 }
 
+@test "a streamed zip on stdin (sizes after the data) is copied whole" {
+	python3 -c '
+import sys, zipfile
+z = zipfile.ZipFile(sys.stdout.buffer, "w", compression=zipfile.ZIP_DEFLATED)
+z.writestr("hello.txt", "hello streamed\n" * 100)
+z.writestr("sub/two.txt", "two\n")
+z.close()' | cat > "$T/s.zip"
+	newimg "$T/z2.img"
+	run e3cp - "$T/z2.img" < "$T/s.zip"
+	assert_status 0
+	run debugfs -R "cat /hello.txt" "$T/z2.img"
+	[ "$(grep -c 'hello streamed' <<<"$output")" -eq 100 ]
+	run debugfs -R "cat /sub/two.txt" "$T/z2.img"
+	assert_output_has "two"
+	assert_fsck_clean "$T/z2.img"
+}
+
 @test "archive entries escaping the destination are refused and named" {
 	python3 - "$T/evil.tar" <<'PY'
 import io, sys, tarfile
