@@ -180,7 +180,7 @@ static errcode_t write_data(struct archive *ar, e3_file_t *f, uint64_t size,
 			*written = (uint64_t)off + len;
 	}
 	if (r != ARCHIVE_EOF)
-		return archive_errno(ar) ? archive_errno(ar) : EIO;
+		return E3_ARCHIVE_BAD;	/* the source's fault, not the image's */
 	if (size == E3_SIZE_UNKNOWN)
 		return 0;	/* the size is what was written */
 	*written = size;
@@ -205,6 +205,7 @@ struct arc {
 	struct cp_xattrs x;
 	struct arc_pending pend[CP_BATCH_FILES];
 	size_t npend;
+	int broken;			/* an entry's data could not be read */
 };
 
 /* Closes the waiting files; each is counted, or its error reported. The
@@ -251,6 +252,8 @@ static errcode_t make_regular(struct arc *s, struct archive_entry *e,
 	err = cp_set_xattrs(s->c, e3_file_ino(f), &s->x, path);
 	if (!err)
 		err = write_data(s->ar, f, size, &written);
+	if (err == E3_ARCHIVE_BAD)
+		s->broken = 1;
 	pcopy = err ? NULL : strdup(path);
 	if (!pcopy) {
 		err2 = e3_file_close(f);
@@ -427,7 +430,7 @@ errcode_t cp_archive_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 	struct arc s = { .c = c };
 	struct archive_entry *e;
 	errcode_t err = 0, e2;
-	int r;
+	int r, headers = 0;
 
 	(void)dest;
 	s.ar = open_archive(src);
@@ -439,12 +442,22 @@ errcode_t cp_archive_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 			break;
 		if (r == ARCHIVE_RETRY)
 			continue;
+		if (r == ARCHIVE_FATAL && headers) {
+			/* cut or damaged after its first entry: told as the
+			 * archive's error; what came before stays */
+			cp_error(c, src ? src : "-", E3_ARCHIVE_BAD);
+			break;
+		}
 		if (r == ARCHIVE_FATAL) {
 			err = archive_errno(s.ar) > 0 ? archive_errno(s.ar)
 						      : E3_SOURCE_TYPE;
 			break;
 		}
+		headers++;
 		err = copy_one(&s, e);
+		/* a damaged entry (already told) leaves nothing to read */
+		if (!err && s.broken)
+			break;
 	}
 	e2 = close_pending(&s);	/* the stream's end, or the copy stops */
 	if (!err)

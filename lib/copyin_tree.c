@@ -603,7 +603,7 @@ errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
 	case E3_SYMLINK_IN_PATH: case E3_NAME_TOO_LONG: case E3_BAD_NAME:
 	case E3_LINK_LIMIT: case E3_XATTR_TOO_BIG: case E3_BAD_XATTR_NAME:
 	case E3_BAD_ACL: case E3_FILE_TOO_BIG: case E3_PATH_ESCAPES:
-	case E3_BAD_FILE_TYPE: case E3_NOT_EMPTY:
+	case E3_BAD_FILE_TYPE: case E3_NOT_EMPTY: case E3_ARCHIVE_BAD:
 		cp_error(c, path, err);
 		return 0;
 	default:

@@ -168,6 +168,26 @@ z.close()' | cat > "$T/s.zip"
 	assert_fsck_clean "$T/z2.img"
 }
 
+@test "a cut archive is the archive's error, not the image's: named, exit 2, the image clean" {
+	local a=$T/cut i
+	rm -rf "$a"; mkdir -p "$a/src"
+	for i in 1 2 3; do head -c 20000 /dev/urandom > "$a/src/f$i"; done
+	tar -C "$a/src" -cf "$a/full.tar" f1 f2 f3
+	head -c 30000 "$a/full.tar" > "$a/data.tar"		# inside f2's data
+	head -c $((512 + 20480 + 100)) "$a/full.tar" > "$a/hdr.tar"	# inside f2's header
+	newimg "$a/c.img"
+	run e3cp "$a/data.tar" "$a/c.img:/d"
+	assert_status 2
+	assert_output_has "e3cp: f2: archive is damaged or truncated"
+	[[ "$output" != *"c.img"* ]]
+	run e3cp - "$a/c.img:/h" < "$a/hdr.tar"
+	assert_status 2
+	assert_output_has "e3cp: -: archive is damaged or truncated"
+	debugfs -R "dump /h/f1 $a/f1.out" "$a/c.img" 2>/dev/null
+	cmp "$a/src/f1" "$a/f1.out"			# what came before stays
+	assert_fsck_clean "$a/c.img"
+}
+
 @test "archive entries escaping the destination are refused and named" {
 	python3 - "$T/evil.tar" <<'PY'
 import io, sys, tarfile
