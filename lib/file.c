@@ -174,11 +174,19 @@ fail:
 
 /* ---- write-behind buffer ----------------------------------------------- */
 
-static errcode_t pwrite_all(int fd, const char *p, size_t len, uint64_t off)
+/* Writes every byte of iov[0..cnt) at off; iov is consumed. */
+static errcode_t pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
 {
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
+	for (;;) {
+		ssize_t n;
 
+		while (cnt && !iov->iov_len) {	/* nothing to write there */
+			iov++;
+			cnt--;
+		}
+		if (!cnt)
+			break;
+		n = pwritev(fd, iov, cnt, (off_t)off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -186,11 +194,25 @@ static errcode_t pwrite_all(int fd, const char *p, size_t len, uint64_t off)
 		}
 		if (n == 0)
 			return EIO;
-		p += n;
-		len -= (size_t)n;
 		off += (uint64_t)n;
+		while (cnt && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
 	}
 	return 0;
+}
+
+static errcode_t pwrite_all(int fd, const char *p, size_t len, uint64_t off)
+{
+	struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
+
+	return pwritev_all(fd, &iov, 1, off);
 }
 
 static errcode_t pread_all(int fd, char *p, size_t len, uint64_t off)
@@ -232,33 +254,6 @@ static errcode_t buf_flush(struct e3_file *f)
 	if (err && !f->werr)
 		f->werr = err;
 	return err;
-}
-
-/* Writes every byte of iov[0..cnt) at off; iov is consumed. */
-static errcode_t pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
-{
-	while (cnt) {
-		ssize_t n = pwritev(fd, iov, cnt, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (n == 0)
-			return EIO;
-		off += (uint64_t)n;
-		while (cnt && (size_t)n >= iov->iov_len) {
-			n -= (ssize_t)iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt) {
-			iov->iov_base = (char *)iov->iov_base + n;
-			iov->iov_len -= (size_t)n;
-		}
-	}
-	return 0;
 }
 
 /* Closing files whose buffers meet on disk: one pwritev for the lot. */
