@@ -387,9 +387,6 @@ errcode_t e3_image_close(e3_image_t *img)
 		e3_alloc_destroy(img->alloc);
 		img->alloc = NULL;
 	}
-	/* Files left open (E3_FILES_OPEN) still leave a consistent image:
-	 * without a journal only ext2fs_close2 writes the bitmaps and counts
-	 * that match the inodes and entries already on disk. */
 	/* a clean end of a session without a journal: as clean as before,
 	 * once everything else is on disk (flushed and synced first, so a
 	 * power cut cannot leave "clean" over stale bitmaps) */
@@ -400,6 +397,9 @@ errcode_t e3_image_close(e3_image_t *img)
 			ext2fs_mark_super_dirty(img->fs);
 		}
 	}
+	/* Files left open (E3_FILES_OPEN) still leave a consistent image:
+	 * without a journal only ext2fs_close2 writes the bitmaps and counts
+	 * that match the inodes and entries already on disk. */
 	if (img->fs) {
 		err2 = lost ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);
 		img->fs = NULL;
