@@ -9,6 +9,7 @@
 
 #include "e3_err.h"
 #include "blockmap.h"
+#include "grow.h"
 
 struct bm_node {
 	blk64_t pblk;			/* where this indirect block lives */
@@ -243,15 +244,12 @@ static errcode_t node_write(struct e3_bmap *bm, struct bm_node *n)
 	if (!n->dirty)
 		return 0;
 	if (!bm_was_written(bm, n->pblk)) {
-		if (bm->nwritten == bm->capwritten) {
-			size_t cap = bm->capwritten ? bm->capwritten * 2 : 16;
-			blk64_t *w = realloc(bm->written, cap * sizeof(*w));
+		blk64_t *w = e3_grow(bm->written, bm->nwritten,
+				     &bm->capwritten, sizeof(*w), 16);
 
-			if (!w)
-				return ENOMEM;
-			bm->written = w;
-			bm->capwritten = cap;
-		}
+		if (!w)
+			return ENOMEM;
+		bm->written = w;
 		/* recorded before the write: a failed write may still have
 		 * reached the journal */
 		bm->written[bm->nwritten++] = n->pblk;

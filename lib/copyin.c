@@ -21,6 +21,7 @@
 
 #include "image.h"
 #include "copyin.h"
+#include "grow.h"
 
 /* ---- events --------------------------------------------------------------- */
 
@@ -315,15 +316,12 @@ errcode_t cp_set_xattrs(struct cp_ctx *c, ext2_ino_t ino,
 errcode_t cp_defer_dirattr(struct cp_ctx *c, ext2_ino_t ino,
 			   const struct e3_attr *a)
 {
-	if (c->ndirs == c->capdirs) {
-		size_t cap = c->capdirs ? c->capdirs * 2 : 64;
-		struct cp_dirattr *d = realloc(c->dirs, cap * sizeof(*d));
+	struct cp_dirattr *d = e3_grow(c->dirs, c->ndirs, &c->capdirs,
+				       sizeof(*d), 64);
 
-		if (!d)
-			return ENOMEM;
-		c->dirs = d;
-		c->capdirs = cap;
-	}
+	if (!d)
+		return ENOMEM;
+	c->dirs = d;
 	c->dirs[c->ndirs] = (struct cp_dirattr){ .ino = ino, .attr = *a,
 						  .seq = c->ndirs };
 	c->ndirs++;

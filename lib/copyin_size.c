@@ -21,6 +21,7 @@
 #include <sys/xattr.h>
 
 #include "copyin.h"
+#include "grow.h"
 
 #define NDIR_BLOCKS 12
 
@@ -136,15 +137,12 @@ struct dir_sum {
 static errcode_t add_subdir(struct dir_sum *ds, const char *path,
 			    const struct stat *st)
 {
-	if (ds->nsub == ds->capsub) {
-		size_t cap = ds->capsub ? ds->capsub * 2 : 16;
-		struct mdir *p = realloc(ds->subdirs, cap * sizeof(*p));
+	struct mdir *p = e3_grow(ds->subdirs, ds->nsub, &ds->capsub,
+				 sizeof(*p), 16);
 
-		if (!p)
-			return ENOMEM;
-		ds->subdirs = p;
-		ds->capsub = cap;
-	}
+	if (!p)
+		return ENOMEM;
+	ds->subdirs = p;
 	ds->subdirs[ds->nsub].path = strdup(path);
 	if (!ds->subdirs[ds->nsub].path)
 		return ENOMEM;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "copyin.h"
+#include "grow.h"
 
 #define NDIR_BLOCKS 12
 
@@ -17,17 +18,11 @@
 errcode_t cp_xattrs_add(struct cp_xattrs *x, const char *name,
 			const void *value, size_t size)
 {
-	struct cp_xattr *e;
+	struct cp_xattr *e, *v = e3_grow(x->v, x->n, &x->cap, sizeof(*v), 8);
 
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 8;
-		struct cp_xattr *v = realloc(x->v, cap * sizeof(*v));
-
-		if (!v)
-			return ENOMEM;
-		x->v = v;
-		x->cap = cap;
-	}
+	if (!v)
+		return ENOMEM;
+	x->v = v;
 	e = &x->v[x->n];
 	e->name = strdup(name);
 	e->value = malloc(size ? size : 1);

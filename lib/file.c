@@ -30,6 +30,7 @@
 #include "load_int.h"
 #include "file_int.h"
 #include "journal.h"
+#include "grow.h"
 
 /* ---- indirect block I/O (blockmap callbacks) ------------------------- */
 
@@ -83,18 +84,14 @@ static errcode_t take_block(struct e3_file *f, blk64_t want, blk64_t *blk)
 		if (r && r->start + r->len == start) {
 			r->len += got;		/* contiguous: one run */
 		} else {
-			if (f->nruns == f->capruns) {
-				size_t cap = f->capruns ? f->capruns * 2 : 8;
-				struct e3_run *nr = realloc(f->runs,
-							cap * sizeof(*nr));
+			struct e3_run *nr = e3_grow(f->runs, f->nruns,
+						    &f->capruns, sizeof(*nr), 8);
 
-				if (!nr) {
-					e3_alloc_unclaim(a, start, got);
-					return ENOMEM;
-				}
-				f->runs = nr;
-				f->capruns = cap;
+			if (!nr) {
+				e3_alloc_unclaim(a, start, got);
+				return ENOMEM;
 			}
+			f->runs = nr;
 			r = &f->runs[f->nruns++];
 			r->start = start;
 			r->len = got;

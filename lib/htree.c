@@ -68,6 +68,7 @@
 #include "journal.h"
 #include "copyin.h"
 #include "load_int.h"
+#include "grow.h"
 
 #define SLACK_PERCENT	20	/* e2fsck's indexed_dir_slack_percentage */
 
@@ -105,15 +106,11 @@ static unsigned rec_len(unsigned len)
 
 static errcode_t push_blk(struct hdir *d, blk64_t pblk)
 {
-	if (d->nblk == d->capblk) {
-		size_t cap = d->capblk ? d->capblk * 2 : 64;
-		blk64_t *nb = realloc(d->blk, cap * sizeof(*nb));
+	blk64_t *nb = e3_grow(d->blk, d->nblk, &d->capblk, sizeof(*nb), 64);
 
-		if (!nb)
-			return ENOMEM;
-		d->blk = nb;
-		d->capblk = cap;
-	}
+	if (!nb)
+		return ENOMEM;
+	d->blk = nb;
 	d->blk[d->nblk++] = pblk;
 	return 0;
 }
@@ -139,7 +136,7 @@ static int is_dot(const char *name, unsigned len)
 static errcode_t add_entry(struct hdir *d, struct ext2_dir_entry *de)
 {
 	unsigned len = ext2fs_dirent_name_len(de);
-	struct hent *h;
+	struct hent *h, *ne;
 
 	if (len == 0)
 		return EXT2_ET_DIR_CORRUPTED;
@@ -149,15 +146,10 @@ static errcode_t add_entry(struct hdir *d, struct ext2_dir_entry *de)
 	} else {
 		d->dir_size += rec_len(len);
 	}
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 256;
-		struct hent *ne = realloc(d->e, cap * sizeof(*ne));
-
-		if (!ne)
-			return ENOMEM;
-		d->e = ne;
-		d->cap = cap;
-	}
+	ne = e3_grow(d->e, d->n, &d->cap, sizeof(*ne), 256);
+	if (!ne)
+		return ENOMEM;
+	d->e = ne;
 	h = &d->e[d->n++];
 	h->ino = de->inode;
 	h->len = (uint8_t)len;
