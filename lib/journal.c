@@ -142,20 +142,29 @@ static uint64_t state_dump_max(const struct e3_journal *j)
 
 /* The largest transaction this library can be made to commit on fs, from
  * its geometry alone, in log blocks. A commit holds what op_end left
- * below the quarter (blocks and revokes), one operation, and libext2fs'
+ * below txn_max (blocks and revokes), one operation, and libext2fs'
  * state dump: at most every group's block and inode bitmap, the
  * descriptors and the superblock — and, in the final ext2fs_flush at
  * stop, the backup superblocks and descriptors too unless the handle has
  * EXT2_FLAG_MASTER_SB_ONLY (libext2fs 1.47 sets it at open, so flush
  * writes only the primary copies). */
 static uint64_t worst_of(unsigned bs, uint64_t groups, uint64_t desc_blocks,
-			 uint64_t copies, uint64_t quarter)
+			 uint64_t copies, uint64_t txn_max)
 {
 	uint64_t blocks = (copies - 1) * (1 + desc_blocks) +
 			  dump_max(groups, desc_blocks) +
-			  (quarter ? quarter - 1 : 0) + JNL_OP_MAX;
+			  (txn_max ? txn_max - 1 : 0) + JNL_OP_MAX;
 
-	return jc_txn_log_blocks(bs, blocks, quarter);
+	return jc_txn_log_blocks(bs, blocks, txn_max);
+}
+
+/* Blocks (and revokes) at which the running transaction commits, for a
+ * log of cap blocks. */
+static uint64_t txn_max_of(unsigned bs, uint64_t cap)
+{
+	uint64_t by_mem = JNL_TXN_MEM / bs;
+
+	return cap / 4 < by_mem ? cap / 4 : by_mem;
 }
 
 static uint64_t worst_txn(const struct e3_journal *j)
@@ -168,7 +177,7 @@ static uint64_t worst_txn(const struct e3_journal *j)
 			if (ext2fs_bg_has_super(fs, g))
 				copies++;
 	return worst_of(j->bs, fs->group_desc_count, fs->desc_blocks, copies,
-			j->quarter);
+			j->txn_max);
 }
 
 errcode_t e3_journal_geometry_fits(unsigned block_size, uint64_t groups,
@@ -181,7 +190,8 @@ errcode_t e3_journal_geometry_fits(unsigned block_size, uint64_t groups,
 
 	if (!journal_blocks)
 		return 0;
-	return worst_of(block_size, groups, desc_blocks, 1, cap / 4) >= cap ?
+	return worst_of(block_size, groups, desc_blocks, 1,
+			txn_max_of(block_size, cap)) >= cap ?
 		E3_JOURNAL_TOO_SMALL : 0;
 }
 
@@ -220,7 +230,8 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 	j->tid = jbd2_get32(j->log.jsb->s_sequence);
 	j->start_seq = j->tid;
 	j->recover_home = ext2fs_has_feature_journal_needs_recovery(fs->super);
-	j->quarter = (j->log.maxlen - j->log.first) / 4;
+	j->txn_max = (uint32_t)txn_max_of(j->bs, j->log.maxlen - j->log.first);
+	j->ckpt_max = (uint32_t)(JNL_CKPT_MEM / j->bs);
 	/* refuse now rather than fail the commit after the work is done */
 	if (worst_txn(j) >= j->log.maxlen - j->log.first) {
 		err = E3_JOURNAL_TOO_SMALL;
@@ -269,7 +280,7 @@ errcode_t e3_journal_op_end(struct e3_journal *j)
 	if (j->bypass)
 		return e3_journal_commit(j, 0);
 	assert_journal_state(j);
-	if (j->run.n + j->revoked.n >= j->quarter ||
+	if (j->run.n + j->revoked.n >= j->txn_max ||
 	    jnl_now_ns() - j->last_commit_ns >= j->interval_ns)
 		return e3_journal_commit(j, 0);
 	return 0;

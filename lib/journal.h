@@ -15,8 +15,9 @@ struct e3_journal;
  * (replay first). Caller holds fs_lock. */
 errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret);
 /* End of one atomic operation (mkdir, a file's close...): commits when the
- * running transaction has reached a quarter of the journal or the commit
- * interval has passed. Caller holds fs_lock. */
+ * running transaction has reached a quarter of the journal (at most
+ * JNL_TXN_MEM of blocks) or the commit interval has passed. Caller holds
+ * fs_lock. */
 errcode_t e3_journal_op_end(struct e3_journal *j);
 /* Writes libext2fs' dirty state (bitmaps, group descriptors, superblock)
  * into the running transaction and commits it; checkpoints too if asked.

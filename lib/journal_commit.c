@@ -260,7 +260,9 @@ static errcode_t commit_locked(struct e3_journal *j)
 	shape_txn(j, &s);
 	if (s.total >= cap)
 		return E3_JOURNAL_TOO_SMALL;
-	if (j->used + s.total >= cap && (err = jc_checkpoint(j)))
+	/* a full log, or too much memory held for the checkpoint */
+	if ((j->used + s.total >= cap || j->ckpt.n >= j->ckpt_max) &&
+	    (err = jc_checkpoint(j)))
 		return err;
 	buf = calloc(s.total, j->bs);
 	if (!buf)

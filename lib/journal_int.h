@@ -23,6 +23,15 @@ struct jbuf {
 RB_HEAD(jbuf_tree, jbuf);
 RB_PROTOTYPE(jbuf_tree, jbuf, rb, jbuf_cmp)
 
+/* How much memory the journal holds, whatever the log's size (up to
+ * 1 GiB on big images): the running transaction commits once it holds
+ * JNL_TXN_MEM of blocks (or a quarter of the log, if less), and the
+ * committed blocks kept for the checkpoint are written home once they
+ * reach JNL_CKPT_MEM, not only when the log fills. The commit stages a
+ * copy of its transaction, so the peak is about CKPT + 3 * TXN. */
+#define JNL_TXN_MEM ((uint64_t)8 << 20)
+#define JNL_CKPT_MEM ((uint64_t)32 << 20)
+
 struct jset {
 	struct jbuf_tree tree;
 	size_t n;
@@ -65,7 +74,8 @@ struct e3_journal {
 	uint64_t commits;		/* commits since start */
 	uint64_t last_commit_ns;	/* CLOCK_MONOTONIC of the last one */
 	uint64_t interval_ns;
-	uint32_t quarter;		/* commit when run.n reaches this */
+	uint32_t txn_max;		/* commit when run.n reaches this */
+	uint32_t ckpt_max;		/* checkpoint when ckpt.n reaches it */
 	struct e3_fault fault;		/* E3_FAULT */
 	int bypass;			/* E3_JOURNAL=bypass: benchmarks only,
 					   metadata straight home, no log */

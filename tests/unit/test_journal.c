@@ -5,7 +5,8 @@
  * refusals), and the writer's io layer (reads see captured writes, byte
  * writes merge, a commit without checkpoint replays to the same state,
  * a failed journal commits nothing more), and e3_journal_reserve's
- * commit-first / refuse decisions.
+ * commit-first / refuse decisions, and the bound on what the journal
+ * holds in memory whatever the log's size.
  * Images come from mke2fs in /tmp.
  */
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include "e3img.h"
 #include "image.h"
 #include "journal.h"
+#include "journal_int.h"
 #include "jbd2_format.h"
 #include "jbd2_log.h"
 #include "fault.h"
@@ -837,6 +839,74 @@ static void test_writer_fail_commits_nothing(void)
 	unlink(img_path);
 }
 
+/* The journal's memory does not grow with its log: on a 128 MiB log,
+ * transactions commit at JNL_TXN_MEM, and committed blocks are written
+ * home once JNL_CKPT_MEM of them are held, long before the log fills. A
+ * crash after that still replays to every block. */
+static void test_writer_memory_bounded(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	const unsigned bs = 4096;
+	const size_t n = (JNL_CKPT_MEM + 2 * JNL_TXN_MEM) / bs;
+	struct e3_image *img;
+	struct e3_journal *j;
+	blk64_t *blks = calloc(n, sizeof(*blks));
+	unsigned char *p = malloc(bs);
+	size_t got = 0, peak = 0;
+	char cmd[200];
+
+	snprintf(img_path, sizeof(img_path), "/tmp/journal-unit-%d.img", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "mke2fs -q -t ext3 -b 4096 -J size=128 -N 1024 -F %s 512M >/dev/null 2>&1",
+		 img_path);
+	if (system(cmd) != 0)
+		SKIP("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	j = img->journal;
+	CHECK(j->txn_max == JNL_TXN_MEM / bs && j->ckpt_max == JNL_CKPT_MEM / bs);
+	e3_fs_lock(img);
+	/* free blocks, written through the journal one "operation" each */
+	for (blk64_t b = img->fs->super->s_first_data_block;
+	     got < n && b < ext2fs_blocks_count(img->fs->super); b++)
+		if (!ext2fs_test_block_bitmap2(img->fs->block_map, b))
+			blks[got++] = b;
+	CHECK(got == n);
+	for (size_t i = 0; i < got; i++) {
+		memset(p, 0, bs);
+		memcpy(p, &blks[i], sizeof(blks[i]));
+		CHECK_OK(io_channel_write_blk64(img->fs->io, blks[i], 1, p));
+		CHECK_OK(e3_journal_op_end(j));
+		if (j->run.n + j->ckpt.n > peak)
+			peak = j->run.n + j->ckpt.n;
+	}
+	CHECK_OK(e3_journal_commit(j, 0));
+	/* 48 MiB went through a 128 MiB log: without the bound, nothing
+	 * would have gone home yet and all of it would be held */
+	CHECK(j->commits >= 5);
+	CHECK(peak <= j->ckpt_max + 2 * j->txn_max);
+	memset(p, 0, bs);
+	memcpy(p, &blks[0], sizeof(blks[0]));
+	CHECK(home_is(blks[0], p, bs));
+	e3_fs_unlock(img);
+	e3_image_abort(img);	/* crash: what is in the log is replayed */
+
+	struct e3_replay_report rep;
+	size_t bad = 0;
+
+	CHECK_OK(replay(&rep));
+	for (size_t i = 0; i < got; i++) {
+		memset(p, 0, bs);
+		memcpy(p, &blks[i], sizeof(blks[i]));
+		bad += !home_is(blks[i], p, bs);
+	}
+	CHECK(bad == 0);
+	free(blks);
+	free(p);
+	unlink(img_path);
+}
+
 int main(void)
 {
 	e3_init_errors();
@@ -855,5 +925,6 @@ int main(void)
 	RUN(test_writer_escape_replayed_by_e2fsck);
 	RUN(test_writer_revoke_and_clean_close);
 	RUN(test_writer_fail_commits_nothing);
+	RUN(test_writer_memory_bounded);
 	return unit_done();
 }
