@@ -173,14 +173,28 @@ errcode_t cp_devtab_parse_line(char *line, struct cp_devtab_entry *e,
 uint64_t cp_htree_blocks_max(unsigned blocksize, uint64_t bytes,
 			     unsigned rmax);
 
+/* What the copy uses of a struct stat, packed: a listing holds one per
+ * source entry from the measure pass until the copy gets there, and the
+ * 144 bytes of a struct stat were most of a copy's memory per file. */
+struct cp_stat {
+	uint64_t dev, ino, rdev;
+	int64_t size, blocks;
+	int64_t atime, mtime, ctime;
+	uint32_t atime_ns, mtime_ns, ctime_ns;
+	uint32_t mode, nlink, uid, gid;
+};
+void cp_stat_pack(struct cp_stat *p, const struct stat *st);
+/* st's other fields are zero */
+void cp_stat_unpack(struct stat *st, const struct cp_stat *p);
+
 /* One entry of a source directory, as the measure pass saw it. */
 struct cp_dent {
 	const char *name;		/* in the listing's arena */
-	size_t name_off;
-	struct stat st;
+	struct cp_stat st;
+	uint32_t name_off;
 	int stat_err;			/* fstatat failed: skipped with this */
-	int no_xattrs;			/* it listed no extended attribute */
-	int measured;			/* the three fields above are set */
+	unsigned char no_xattrs;	/* it listed no extended attribute */
+	unsigned char measured;		/* the three fields above are set */
 };
 
 /* A source directory's entries, sorted bytewise (copyin_listing.c). */
@@ -195,7 +209,7 @@ struct cp_listing {
 struct cp_listings;
 
 /* Listings kept for the copy pass hold at most this much memory; past
- * it, directories are read a second time (about 1.5 million entries). */
+ * it, directories are read a second time (about 2 million entries). */
 #define CP_LISTING_BUDGET ((size_t)256 << 20)
 
 /* Reads the directory open at fd (its entries unmeasured). */

@@ -11,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -134,6 +135,11 @@ errcode_t cp_listing_read(int fd, struct cp_listing **ret)
 			if (!e)
 				goto nomem;
 			l->e = e;
+		}
+		if (used + len > UINT32_MAX) {	/* name_off's range */
+			closedir(d);
+			cp_listing_free(l);
+			return EOVERFLOW;
 		}
 		if (used + len > acap) {
 			char *names;

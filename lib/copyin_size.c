@@ -69,7 +69,7 @@ static uint64_t rec_len(size_t name_len)
 /* Room for xattrs inside a large inode (after the 32-byte extra fields
  * mke2fs asks for and the 4-byte header). */
 static uint64_t xattr_blocks(int fd, const char *path, unsigned inode_size,
-			     int *none)
+			     unsigned char *none)
 {
 	char names[4096];
 	ssize_t len, v;
@@ -170,7 +170,7 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 			       int dirfd, struct cp_dent *d, const char *path)
 {
 	struct e3_copyin_need *need = &ds->need;
-	struct stat *st = &d->st;
+	struct stat sbuf, *st = &sbuf;
 	uint64_t nb;
 	int fd;
 
@@ -180,6 +180,7 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 		d->stat_err = errno;
 		return 0;	/* the copy will report it */
 	}
+	cp_stat_pack(&d->st, st);
 	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1 && seen_link(m, st))
 		return 0;
 	need->inodes++;
@@ -259,8 +260,9 @@ static errcode_t measure_dir(struct measure *m, const struct mdir *md,
 {
 	struct cp_listing *l = NULL;
 	errcode_t err = 0;
+	unsigned char none;
 	char *sub;
-	int fd, none;
+	int fd;
 
 	fd = cp_openat(AT_FDCWD, md->path, O_RDONLY | O_DIRECTORY |
 		       (top ? 0 : O_NOFOLLOW));

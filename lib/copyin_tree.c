@@ -536,7 +536,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 		return 0;
 	}
 	if (d->measured) {
-		st = d->st;
+		cp_stat_unpack(&st, &d->st);
 	} else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		cp_skip(c, path, errno);
 		return 0;

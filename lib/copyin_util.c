@@ -286,3 +286,42 @@ int cp_openat(int dirfd, const char *name, int flags)
 		fd = openat(dirfd, name, flags | O_CLOEXEC);
 	return fd;
 }
+
+void cp_stat_pack(struct cp_stat *p, const struct stat *st)
+{
+	p->dev = st->st_dev;
+	p->ino = st->st_ino;
+	p->rdev = st->st_rdev;
+	p->size = st->st_size;
+	p->blocks = st->st_blocks;
+	p->atime = st->st_atim.tv_sec;
+	p->mtime = st->st_mtim.tv_sec;
+	p->ctime = st->st_ctim.tv_sec;
+	p->atime_ns = (uint32_t)st->st_atim.tv_nsec;
+	p->mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
+	p->ctime_ns = (uint32_t)st->st_ctim.tv_nsec;
+	p->mode = st->st_mode;
+	p->nlink = (uint32_t)st->st_nlink;
+	p->uid = st->st_uid;
+	p->gid = st->st_gid;
+}
+
+void cp_stat_unpack(struct stat *st, const struct cp_stat *p)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = p->dev;
+	st->st_ino = p->ino;
+	st->st_rdev = p->rdev;
+	st->st_size = p->size;
+	st->st_blocks = p->blocks;
+	st->st_atim.tv_sec = p->atime;
+	st->st_mtim.tv_sec = p->mtime;
+	st->st_ctim.tv_sec = p->ctime;
+	st->st_atim.tv_nsec = p->atime_ns;
+	st->st_mtim.tv_nsec = p->mtime_ns;
+	st->st_ctim.tv_nsec = p->ctime_ns;
+	st->st_mode = p->mode;
+	st->st_nlink = p->nlink;
+	st->st_uid = p->uid;
+	st->st_gid = p->gid;
+}

@@ -17,10 +17,13 @@
  *                     fsync, and RECOVER with an empty log is harmless).
  *   RUNNING/live      tail != 0: log blocks [tail, head) hold committed,
  *                     un-checkpointed transactions jsb.s_sequence..tid-1,
- *                     jsb.s_start == tail; their
- *                     newest block images are in the ckpt set, and the
- *                     home superblock has RECOVER set (written and flushed
- *                     before jsb.s_start became non-zero).
+ *                     jsb.s_start == tail; the newest images of their
+ *                     blocks are in the ckpt set or were written home
+ *                     after their commit (write_home, once the set held
+ *                     ckpt_max blocks; not flushed, the log still covers
+ *                     them), and the home superblock has RECOVER set
+ *                     (written and flushed before jsb.s_start became
+ *                     non-zero).
  *   ABORTED           a disk write failed, or a caller poisoned the
  *                     running transaction: nothing more is written; the
  *                     image is as of the last commit (replay restores it).
@@ -33,7 +36,8 @@
  *                      flush (also makes file data durable: ordered mode),
  *                      then commit block (+jsb when the log was empty),
  *                      flush. Checkpoints first when the log lacks room.
- *   jc_checkpoint      RUNNING/live -> RUNNING/empty: home writes, flush,
+ *   jc_checkpoint      RUNNING/live -> RUNNING/empty: home writes of the
+ *                      ckpt set, flush,
  *                      jsb.s_start = 0 / s_sequence = tid, flush.
  *   e3_journal_stop    commit everything (full ext2fs_flush through the
  *                      journal), checkpoint, scrub the log (jc_scrub_log:
@@ -48,6 +52,10 @@
  * E3_JOURNAL=bypass (benchmarks only, to measure what journaling costs):
  * start wraps nothing, commits only release deferred frees, metadata goes
  * home unjournaled as plain libext2fs would write it. Not crash-safe.
+ *
+ * E3_JOURNAL_MEM=KiB (tests only): JNL_TXN_MEM and JNL_CKPT_MEM (see
+ * journal_int.h) for this journal, so that small test images write
+ * committed blocks home before a checkpoint, as big copies do.
  *
  * INVARIANTS (assert_journal_state)
  *   - tail == 0 <=> used == 0; tail == 0 => ckpt set empty (not the
@@ -232,6 +240,16 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 	j->recover_home = ext2fs_has_feature_journal_needs_recovery(fs->super);
 	j->txn_max = (uint32_t)txn_max_of(j->bs, j->log.maxlen - j->log.first);
 	j->ckpt_max = (uint32_t)(JNL_CKPT_MEM / j->bs);
+	if (getenv("E3_JOURNAL_MEM")) {
+		uint64_t blocks = strtoull(getenv("E3_JOURNAL_MEM"), NULL, 10) *
+				  1024 / j->bs;
+
+		if (blocks < 1)
+			blocks = 1;
+		if (blocks < j->txn_max)
+			j->txn_max = (uint32_t)blocks;
+		j->ckpt_max = (uint32_t)blocks;
+	}
 	/* refuse now rather than fail the commit after the work is done */
 	if (worst_txn(j) >= j->log.maxlen - j->log.first) {
 		err = E3_JOURNAL_TOO_SMALL;

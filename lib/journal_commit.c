@@ -243,6 +243,8 @@ static void retire_txn(struct e3_journal *j)
 	}
 }
 
+static errcode_t write_home(struct e3_journal *j);
+
 static errcode_t commit_locked(struct e3_journal *j)
 {
 	uint32_t cap = j->log.maxlen - j->log.first, start;
@@ -260,9 +262,7 @@ static errcode_t commit_locked(struct e3_journal *j)
 	shape_txn(j, &s);
 	if (s.total >= cap)
 		return E3_JOURNAL_TOO_SMALL;
-	/* a full log, or too much memory held for the checkpoint */
-	if ((j->used + s.total >= cap || j->ckpt.n >= j->ckpt_max) &&
-	    (err = jc_checkpoint(j)))
+	if (j->used + s.total >= cap && (err = jc_checkpoint(j)))
 		return err;
 	buf = calloc(s.total, j->bs);
 	if (!buf)
@@ -308,7 +308,8 @@ static errcode_t commit_locked(struct e3_journal *j)
 	if (j->img && j->img->alloc)
 		e3_alloc_committed(j->img->alloc);
 	e3_fault_committed(&j->fault, j->commits);
-	return 0;
+	/* what is held for the checkpoint is bounded, not the log's size */
+	return j->ckpt.n >= j->ckpt_max ? write_home(j) : 0;
 }
 
 errcode_t jc_commit(struct e3_journal *j)
@@ -323,7 +324,12 @@ errcode_t jc_commit(struct e3_journal *j)
 	return err;
 }
 
-errcode_t jc_checkpoint(struct e3_journal *j)
+/* The committed blocks held in memory go to their home locations, in
+ * runs of contiguous blocks, and are freed. No flush: the log still holds
+ * them until a checkpoint has flushed and moved the tail. Safe once their
+ * commit is durable, and every journaled superblock image keeps RECOVER
+ * set, so a home superblock written here never hides the live log. */
+static errcode_t write_home(struct e3_journal *j)
 {
 	unsigned char *stage;
 	struct jbuf *b;
@@ -331,9 +337,7 @@ errcode_t jc_checkpoint(struct e3_journal *j)
 	unsigned cnt = 0;
 	errcode_t err = 0;
 
-	if (j->state == JS_ABORTED)
-		return E3_JOURNAL_ABORTED;
-	if (j->tail == 0)
+	if (j->ckpt.n == 0)
 		return 0;
 	stage = malloc((size_t)RUN_MAX * j->bs);
 	if (!stage)
@@ -353,6 +357,20 @@ errcode_t jc_checkpoint(struct e3_journal *j)
 		err = jio_write_real(j, run0, cnt, stage);
 	free(stage);
 	if (!err)
+		jset_clear(&j->ckpt);
+	return err;
+}
+
+errcode_t jc_checkpoint(struct e3_journal *j)
+{
+	errcode_t err;
+
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	if (j->tail == 0)
+		return 0;
+	err = write_home(j);
+	if (!err)
 		err = jio_flush_real(j);
 	if (!err) {
 		j->log.jsb->s_start = jbd2_be32(0);
@@ -366,7 +384,6 @@ errcode_t jc_checkpoint(struct e3_journal *j)
 		jnl_abort_with(j, err);
 		return err;
 	}
-	jset_clear(&j->ckpt);
 	j->tail = 0;
 	j->used = 0;
 	return 0;

@@ -26,11 +26,12 @@ RB_PROTOTYPE(jbuf_tree, jbuf, rb, jbuf_cmp)
 /* How much memory the journal holds, whatever the log's size (up to
  * 1 GiB on big images): the running transaction commits once it holds
  * JNL_TXN_MEM of blocks (or a quarter of the log, if less), and the
- * committed blocks kept for the checkpoint are written home once they
- * reach JNL_CKPT_MEM, not only when the log fills. The commit stages a
- * copy of its transaction, so the peak is about CKPT + 3 * TXN. */
-#define JNL_TXN_MEM ((uint64_t)8 << 20)
-#define JNL_CKPT_MEM ((uint64_t)32 << 20)
+ * committed blocks kept for the checkpoint are written home (without a
+ * flush: the log keeps them until the checkpoint) once they reach
+ * JNL_CKPT_MEM. The commit stages a copy of its transaction, so the peak
+ * is about CKPT + 3 * TXN. */
+#define JNL_TXN_MEM ((uint64_t)4 << 20)
+#define JNL_CKPT_MEM ((uint64_t)4 << 20)
 
 struct jset {
 	struct jbuf_tree tree;
