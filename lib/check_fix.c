@@ -460,9 +460,11 @@ void chk_mark_state(struct chk_ctx *ctx)
 				     : EXT2_VALID_FS;
 	if (sb->s_state == want)
 		return;
+	/* only "clean" set or cleared counts as a change, as in e2fsck */
+	if ((sb->s_state ^ want) & EXT2_VALID_FS)
+		ctx->rep->state_changed = 1;
 	sb->s_state = want;
 	ext2fs_mark_super_dirty(ctx->fs);
-	ctx->rep->state_changed = 1;
 }
 
 errcode_t chk_apply_fixes(struct chk_ctx *ctx)

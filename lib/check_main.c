@@ -102,9 +102,11 @@ int chk_finding_is_error(const struct e3_finding *f)
 {
 	const struct e3_problem *p = e3_problem(f->code);
 
-	/* an unset file type is no error (e2fsck sets it silently) */
+	/* an unset file type is no error (e2fsck sets it silently); the
+	 * error state is why the check runs, not an error of its own */
 	return !f->fixed && p && p->pass != 8 && f->code != E3P_JNL_EXTERNAL &&
-	       f->code != E3P_DIR_SET_FILETYPE;
+	       f->code != E3P_DIR_SET_FILETYPE &&
+	       f->code != E3P_SB_ERROR_STATE;
 }
 
 /* Moves the fixed findings of a round into keep, drops the rest (the
@@ -152,7 +154,10 @@ static void exit_code(struct e3_check_report *rep)
 
 	rep->n_fixed = rep->n_unfixed = 0;
 	for (i = 0; i < rep->n_findings; i++) {
-		if (rep->findings[i].fixed)
+		/* clearing the error state alone is no repair (e2fsck
+		 * exits 0 then) */
+		if (rep->findings[i].fixed &&
+		    rep->findings[i].code != E3P_SB_ERROR_STATE)
 			rep->n_fixed++;
 		else if (chk_finding_is_error(&rep->findings[i]))
 			rep->n_unfixed++;

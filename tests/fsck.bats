@@ -92,6 +92,29 @@ damage() {
 	rm -f "$W/p2.before"
 }
 
+@test "the superblock's state alone: exit codes and the state left match e2fsck's (-n, -p, -y)" {
+	local st m ours theirs
+	for st in 0 1 2 3; do
+		for m in n p y; do
+			cp "$W/base.img" "$W/st.img"
+			debugfs -w -R "ssv state $st" "$W/st.img" 2>/dev/null
+			cp "$W/st.img" "$W/st2.img"
+			if [ "$m" = y ]; then
+				e2fsck -fy "$W/st2.img" >/dev/null 2>&1 && theirs=0 || theirs=$?
+			else
+				e2fsck -$m "$W/st2.img" >/dev/null 2>&1 && theirs=0 || theirs=$?
+			fi
+			e3fsck -$m "$W/st.img" >/dev/null && ours=0 || ours=$?
+			[ "$ours" = "$theirs" ] ||
+				{ echo "state $st -$m: e3fsck $ours, e2fsck $theirs" >&2; false; }
+			[ "$(dumpe2fs -h "$W/st.img" 2>/dev/null | grep '^Filesystem state')" = \
+			  "$(dumpe2fs -h "$W/st2.img" 2>/dev/null | grep '^Filesystem state')" ] ||
+				{ echo "state $st -$m: states differ" >&2; false; }
+		done
+	done
+	rm -f "$W/st.img" "$W/st2.img"
+}
+
 @test "-n never writes, even on a damaged image" {
 	cp "$W/base.img" "$W/ro.img"
 	bash "$E3_TOP/tests/corrupt.sh" dir_garbage "$W/ro.img"
