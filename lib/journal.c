@@ -21,7 +21,8 @@
  *                     blocks are in the ckpt set or were written home
  *                     after their commit (write_home, once the set held
  *                     ckpt_max blocks; not flushed, the log still covers
- *                     them), and the home superblock has RECOVER set
+ *                     them, and their numbers stay in the homed set so
+ *                     that freeing one still revokes it), and the home superblock has RECOVER set
  *                     (written and flushed before jsb.s_start became
  *                     non-zero).
  *   ABORTED           a disk write failed, or a caller poisoned the
@@ -58,9 +59,9 @@
  * committed blocks home before a checkpoint, as big copies do.
  *
  * INVARIANTS (assert_journal_state)
- *   - tail == 0 <=> used == 0; tail == 0 => ckpt set empty (not the
- *     converse: a transaction of revokes alone leaves the log live and the
- *     ckpt set empty)
+ *   - tail == 0 <=> used == 0; tail == 0 => ckpt and homed sets empty
+ *     (not the converse: a transaction of revokes alone leaves the log
+ *     live and the ckpt set empty)
  *   - used < log capacity; head, tail inside [first, maxlen)
  *   - tail != 0 => recover_home
  *   - no block is both in the running set and in the revoked set
@@ -99,6 +100,7 @@ void assert_journal_state(const struct e3_journal *j)
 	assert((j->tail == 0) == (j->used == 0));
 	assert(j->tail == 0 || (j->tail >= j->log.first && j->tail < j->log.maxlen));
 	assert(j->tail != 0 || j->ckpt.n == 0);
+	assert(j->tail != 0 || j->homed.n == 0);
 	assert(j->tail == 0 || j->recover_home);
 	RB_FOREACH(b, jbuf_tree, &mj->run.tree) {
 		assert(!jset_find(&mj->revoked, b->blk));
@@ -122,6 +124,7 @@ static void free_journal(struct e3_journal *j)
 	jset_clear(&j->run);
 	jset_clear(&j->revoked);
 	jset_clear(&j->ckpt);
+	jset_clear(&j->homed);
 	jbd2_log_close(&j->log);
 	free(j);
 }
@@ -216,6 +219,7 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 	jset_init(&j->run);
 	jset_init(&j->revoked);
 	jset_init(&j->ckpt);
+	jset_init(&j->homed);
 	j->img = img;
 	j->fs = fs;
 	j->bs = fs->blocksize;
@@ -336,7 +340,7 @@ void e3_journal_revoke(struct e3_journal *j, blk64_t blk)
 	/* Only a block the live log holds can be replayed over its next
 	 * owner; revoking others (file data freed through libext2fs) would
 	 * only fill the log. */
-	if (!jset_find(&j->ckpt, blk))
+	if (!jset_find(&j->ckpt, blk) && !jset_find(&j->homed, blk))
 		return;
 	if (!jset_get(&j->revoked, blk, j->bs, 0, &created))
 		jnl_abort_with(j, ENOMEM);

@@ -226,6 +226,8 @@ static void retire_txn(struct e3_journal *j)
 	RB_FOREACH_SAFE(b, jbuf_tree, &j->revoked.tree, next) {
 		if ((old = jset_find(&j->ckpt, b->blk)))
 			jset_remove(&j->ckpt, old);
+		if ((old = jset_find(&j->homed, b->blk)))
+			jset_remove(&j->homed, old);
 		jset_remove(&j->revoked, b);
 	}
 	RB_FOREACH_SAFE(b, jbuf_tree, &j->run.tree, next) {
@@ -343,6 +345,12 @@ static errcode_t write_home(struct e3_journal *j)
 	if (!stage)
 		return ENOMEM;
 	RB_FOREACH(b, jbuf_tree, &j->ckpt.tree) {
+		int created;
+
+		if (!jset_get(&j->homed, b->blk, j->bs, 0, &created)) {
+			err = ENOMEM;
+			break;
+		}
 		if (cnt && (b->blk != run0 + cnt || cnt == RUN_MAX)) {
 			if ((err = jio_write_real(j, run0, cnt, stage)))
 				break;
@@ -384,6 +392,7 @@ errcode_t jc_checkpoint(struct e3_journal *j)
 		jnl_abort_with(j, err);
 		return err;
 	}
+	jset_clear(&j->homed);
 	j->tail = 0;
 	j->used = 0;
 	return 0;

@@ -69,6 +69,9 @@ struct e3_journal {
 	struct jset run;		/* running transaction's blocks */
 	struct jset revoked;		/* revoked in the running txn */
 	struct jset ckpt;		/* committed, not checkpointed */
+	struct jset homed;		/* written home early (no data), the
+					   live log still holds them: bounded
+					   by the log, not by JNL_CKPT_MEM */
 	int dedupe;			/* skip captured writes that change
 					   nothing (commit-time state dump) */
 
@@ -76,7 +79,7 @@ struct e3_journal {
 	uint64_t last_commit_ns;	/* CLOCK_MONOTONIC of the last one */
 	uint64_t interval_ns;
 	uint32_t txn_max;		/* commit when run.n reaches this */
-	uint32_t ckpt_max;		/* checkpoint when ckpt.n reaches it */
+	uint32_t ckpt_max;		/* write_home when ckpt.n reaches it */
 	struct e3_fault fault;		/* E3_FAULT */
 	int bypass;			/* E3_JOURNAL=bypass: benchmarks only,
 					   metadata straight home, no log */

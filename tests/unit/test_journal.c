@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "unit.h"
@@ -916,6 +917,127 @@ static void test_writer_memory_bounded(void)
 	unlink(img_path);
 }
 
+/* A block written home early (E3_JOURNAL_MEM) is still in the live log:
+ * freed in a later transaction it must be revoked all the same, or a
+ * replay puts the old metadata over the file data that reused it. */
+static void test_writer_revoke_after_write_home(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_replay_report rep;
+	struct e3_image *img;
+	unsigned char *p, *d;
+	blk64_t blk = HOME + 50;
+	FILE *f;
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	setenv("E3_JOURNAL_MEM", "1", 1);	/* one block: home after each commit */
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	unsetenv("E3_JOURNAL_MEM");
+	if (!img)
+		return;
+	p = pattern(1024, 11);
+	d = pattern(1024, 12);
+	e3_fs_lock(img);
+	CHECK_OK(io_channel_write_blk64(img->fs->io, blk, 1, p));
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	CHECK(img->journal->tail != 0);		/* the log still holds it */
+	/* freed: revoked and committed, so it may be reused... */
+	e3_journal_revoke(img->journal, blk);
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	e3_fs_unlock(img);
+	/* ...for file data, which never goes through the journal */
+	f = fopen(img_path, "r+b");
+	fseek(f, (long)(blk * 1024), SEEK_SET);
+	CHECK(fwrite(d, 1, 1024, f) == 1024);
+	fclose(f);
+	e3_image_abort(img);	/* crash before the checkpoint */
+
+	CHECK_OK(replay(&rep));
+	CHECK(rep.transactions == 2 && rep.revoked == 1);
+	CHECK(home_is(blk, d, 1024));		/* the file data survives */
+	free(p);
+	free(d);
+	unlink(img_path);
+}
+
+/* The same through the library: a file's indirect block (journaled
+ * metadata, written home early) is freed by e3_remove, and the next
+ * file's data may take it. A crash before the checkpoint must leave the
+ * new file's contents as written. */
+static void test_writer_removed_ind_reused_by_data(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_attr attr = { .mode = S_IFREG | 0644 };
+	struct e3_replay_report rep;
+	struct e3_image *img;
+	e3_file_t *f;
+	ext2_filsys fs;
+	ext2_file_t ef;
+	ext2_ino_t ino;
+	struct ext2_inode in;
+	blk64_t ind;
+	size_t len = 300 * 1024;
+	unsigned char *w = malloc(len), *r = malloc(len);
+	unsigned got = 0;
+
+	for (size_t i = 0; i < len; i++)
+		w[i] = (unsigned char)(i * 13 + 5);
+	if (!make_image())
+		SKIP("mke2fs failed");
+	setenv("E3_JOURNAL_MEM", "1", 1);
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	unsetenv("E3_JOURNAL_MEM");
+	if (!img)
+		return;
+	/* "a": zeros, with IND and DIND blocks (metadata, journaled) */
+	memset(r, 0, len);
+	CHECK_OK(e3_create(img, EXT2_ROOT_INO, "a", &attr, len, &f));
+	CHECK_OK(e3_file_write(f, r, len));
+	CHECK_OK(e3_file_close(f));
+	CHECK_OK(e3_lookup(img, EXT2_ROOT_INO, "a", &ino));
+	e3_fs_lock(img);
+	CHECK_OK(ext2fs_read_inode(img->fs, ino, &in));
+	ind = in.i_block[EXT2_IND_BLOCK];
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	e3_fs_unlock(img);
+	CHECK_OK(e3_remove(img, EXT2_ROOT_INO, "a"));
+	e3_fs_lock(img);
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	e3_fs_unlock(img);
+	/* "c" and "b" take the freed blocks back: b's last direct block
+	 * is where a's IND was */
+	CHECK_OK(e3_create(img, EXT2_ROOT_INO, "c", &attr, 1024, &f));
+	CHECK_OK(e3_file_write(f, w, 1024));
+	CHECK_OK(e3_file_close(f));
+	len = 12 * 1024;
+	CHECK_OK(e3_create(img, EXT2_ROOT_INO, "b", &attr, len, &f));
+	CHECK_OK(e3_file_write(f, w, len));
+	CHECK_OK(e3_file_close(f));
+	CHECK_OK(e3_lookup(img, EXT2_ROOT_INO, "b", &ino));
+	e3_fs_lock(img);
+	CHECK_OK(ext2fs_read_inode(img->fs, ino, &in));
+	CHECK(in.i_block[11] == ind);	/* the case under test */
+	CHECK_OK(e3_journal_commit(img->journal, 0));
+	CHECK(img->journal->tail != 0);
+	e3_fs_unlock(img);
+	e3_image_abort(img);
+
+	CHECK_OK(replay(&rep));
+	CHECK_OK(ext2fs_open(img_path, EXT2_FLAG_64BITS, 0, 0, unix_io_manager,
+			     &fs));
+	CHECK_OK(ext2fs_lookup(fs, EXT2_ROOT_INO, "b", 1, NULL, &ino));
+	CHECK_OK(ext2fs_file_open(fs, ino, 0, &ef));
+	memset(r, 0, len);
+	CHECK_OK(ext2fs_file_read(ef, r, (unsigned)len, &got));
+	CHECK(got == len && memcmp(r, w, len) == 0);
+	ext2fs_file_close(ef);
+	ext2fs_close_free(&fs);
+	free(w);
+	free(r);
+	unlink(img_path);
+}
+
 int main(void)
 {
 	e3_init_errors();
@@ -935,5 +1057,7 @@ int main(void)
 	RUN(test_writer_revoke_and_clean_close);
 	RUN(test_writer_fail_commits_nothing);
 	RUN(test_writer_memory_bounded);
+	RUN(test_writer_revoke_after_write_home);
+	RUN(test_writer_removed_ind_reused_by_data);
 	return unit_done();
 }
