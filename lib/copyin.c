@@ -265,7 +265,23 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 		return err;
 	if (LINUX_S_ISDIR(mode))
 		return E3_IS_DIR;
-	return e3_remove(c->img, parent, name);
+	err = e3_remove(c->img, parent, name);
+	if (err == E3_FILE_BUSY) {
+		/* an earlier source's file, still being written: every file
+		 * in flight is closed first (in ordered mode by the scanner,
+		 * at this same point of the walk at any -j; otherwise by the
+		 * workers, whose errors are reported at the end) */
+		if (c->ordered) {
+			err = cp_close_oldest(c, 0);
+		} else {
+			err = cp_flush_batch(c);
+			if (!err && c->wq)
+				(void)e3_workq_wait(c->wq);
+		}
+		if (!err)
+			err = e3_remove(c->img, parent, name);
+	}
+	return err;
 }
 
 errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,

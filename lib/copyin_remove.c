@@ -3,9 +3,11 @@
  * replace entries. One atomic operation under fs_lock: the entry goes, the
  * link count drops, and on the last link the blocks (data, indirect, EA)
  * and the inode are freed. Freed blocks reach the allocator's deferred
- * list through its libext2fs stats hook (reusable after the commit), and
- * every block the inode owned is revoked, so a replay never writes an old
- * metadata copy over a block that has since become file data.
+ * list through its libext2fs stats hook (reusable after the commit),
+ * which also revokes each, so a replay never writes an old metadata copy
+ * over a block that has since become file data.
+ * A file still open (created by e3_create, not closed) is refused on its
+ * last link: E3_FILE_BUSY.
  * A failure after the entry went takes it back (a file with other links)
  * or, when that cannot be done, poisons the running transaction
  * (e3_op_poison) so that no half removal is ever committed.
@@ -19,17 +21,6 @@
 #include "journal.h"
 #include "load_int.h"
 
-static int revoke_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
-			blk64_t ref_blk, int ref_off, void *priv)
-{
-	struct e3_image *img = priv;
-
-	(void)fs; (void)cnt; (void)ref_blk; (void)ref_off;
-	if (img->journal && *blocknr)
-		e3_journal_revoke(img->journal, *blocknr);
-	return 0;
-}
-
 static errcode_t free_inode(struct e3_image *img, ext2_ino_t ino,
 			    struct ext2_inode *inode)
 {
@@ -38,11 +29,13 @@ static errcode_t free_inode(struct e3_image *img, ext2_ino_t ino,
 	__u32 refs = 0;
 	errcode_t err = 0;
 
+	/* Every block punch frees is revoked by the allocator's stats hook
+	 * as it goes, after punch has read it: revoking an indirect block
+	 * first would drop its copy in the running transaction, and punch
+	 * would then read it from the disk (zeros, if this session wrote
+	 * it) and leak the blocks below it. */
 	if (ext2fs_inode_has_valid_blocks2(fs, inode)) {
-		err = ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY, NULL,
-					    revoke_block, img);
-		if (!err)
-			err = ext2fs_punch(fs, ino, inode, NULL, 0, ~0ULL);
+		err = ext2fs_punch(fs, ino, inode, NULL, 0, ~0ULL);
 		if (err)
 			return err;
 	}
@@ -81,6 +74,9 @@ static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
 		return err;
 	if (LINUX_S_ISDIR(inode.i_mode))
 		return E3_IS_DIR;
+	/* its close would commit blocks and a size into a freed inode */
+	if (inode.i_links_count <= 1 && e3_load_file_is_open(img, ino))
+		return E3_FILE_BUSY;
 	err = ext2fs_unlink(fs, dir, name, ino, 0);
 	e3_dc_forget(img, dir);
 	if (err)

@@ -221,7 +221,9 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 			uint64_t *free_now);
 
 /* Removes the entry path (any type but a non-empty directory), freeing
- * the inode and its blocks when its last link goes. For --overwrite. */
+ * the inode and its blocks when its last link goes. For --overwrite.
+ * E3_FILE_BUSY: that last link is a file still open (e3_create'd, not
+ * yet closed); nothing is changed. */
 errcode_t e3_remove(e3_image_t *img, ext2_ino_t dir, const char *name);
 
 /* Rewrites each listed directory as `e2fsck -fD` would: with dir_index,

@@ -100,6 +100,21 @@ void e3_load_file_del(struct e3_image *img, struct e3_file *f)
 	pthread_mutex_unlock(&img->load->lock);
 }
 
+int e3_load_file_is_open(struct e3_image *img, ext2_ino_t ino)
+{
+	struct e3_file *f;
+	int open = 0;
+
+	pthread_mutex_lock(&img->load->lock);
+	TAILQ_FOREACH(f, &img->load->files, link)
+		if (f->ino == ino) {
+			open = 1;
+			break;
+		}
+	pthread_mutex_unlock(&img->load->lock);
+	return open;
+}
+
 errcode_t e3_op_end(struct e3_image *img)
 {
 	if (img->journal)

@@ -54,6 +54,9 @@ void e3_dc_free(struct e3_image *img);
 /* Registers/unregisters an open file so that image close can tell. */
 void e3_load_file_add(struct e3_image *img, struct e3_file *f);
 void e3_load_file_del(struct e3_image *img, struct e3_file *f);
+/* Whether a file of inode ino was created and not closed yet (its blocks
+ * and size are committed at close). */
+int e3_load_file_is_open(struct e3_image *img, ext2_ino_t ino);
 
 /* End of one atomic operation: gives the journal its commit point.
  * Caller holds fs_lock. */

@@ -117,6 +117,35 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	assert_fsck_clean "$T/d.img"
 }
 
+@test "--overwrite across sources of one run: a later source replaces files still being written" {
+	# the first source's files are still with the workers when the
+	# second one replaces them: they are closed first, never freed open
+	local a=$T/ow i j
+	rm -rf "$a"; mkdir -p "$a/one/d" "$a/two/d"
+	for i in $(seq 10 49); do
+		head -c $(( (i * 7919 % 40 + 14) * 1024 )) /dev/urandom > "$a/one/d/f$i"
+		head -c $(( (i * 104729 % 40 + 14) * 1024 )) /dev/urandom > "$a/two/d/f$i"
+	done
+	ln "$a/one/d/f10" "$a/one/d/link10"	# keeps f10's inode alive
+	for j in 1 2 8; do
+		newimg "$a/x$j.img" 16M
+		SOURCE_DATE_EPOCH=1700000000 run e3cp -j$j --overwrite "$a/one" "$a/two" "$a/x$j.img"
+		assert_status 0
+		assert_fsck_clean "$a/x$j.img"
+	done
+	cmp "$a/x1.img" "$a/x2.img"
+	cmp "$a/x1.img" "$a/x8.img"
+	rm -rf "$a/out"; mkdir "$a/out"
+	debugfs -R "rdump /d $a/out" "$a/x8.img" 2>/dev/null
+	for i in $(seq 10 49); do cmp "$a/out/d/f$i" "$a/two/d/f$i"; done
+	cmp "$a/out/d/link10" "$a/one/d/f10"
+	newimg "$a/x.img" 16M
+	run e3cp -j2 --overwrite "$a/one" "$a/two" "$a/x.img"
+	assert_status 0
+	assert_fsck_clean "$a/x.img"
+	rm -rf "$a"
+}
+
 @test "an archive's files are closed in batches: links, repeats and directories in between come out right" {
 	local a=$T/batch i out
 	rm -rf "$a"; mkdir -p "$a/src/sub"

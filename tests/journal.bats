@@ -352,6 +352,49 @@ crash_sweep() {
 	crash_sweep
 }
 
+@test "crash sweep of e3cp --overwrite with blocks written home early: every file left is the old one, the new one or empty" {
+	# --overwrite frees the first source's data and indirect blocks,
+	# and the second's files reuse them once the freeing commit is
+	# durable; with
+	# E3_JOURNAL_MEM=8 committed indirect blocks go home early. A replay
+	# must never put an old indirect block back over new data. A file
+	# replaced but whose new data was not committed yet is empty (its
+	# size and blocks are committed together, after the data).
+	local i n rc points=0 f bad
+	mkdir -p "$T/a" "$T/b"
+	for i in $(seq 10 33); do
+		head -c $(( (i * 7919 % 40 + 14) * 1024 )) /dev/urandom >"$T/a/f$i"
+		head -c $(( (i * 104729 % 40 + 14) * 1024 )) /dev/urandom >"$T/b/f$i"
+	done
+	new_ext3 "$T/base.img" 8M -b 1024 -g 2048
+	for ((n = 1; n < 4000; n++)); do
+		cp --sparse=always "$T/base.img" "$T/x.img"
+		# b replaces a in the same session: a's blocks were committed
+		# (and written home) by this journal before they are freed
+		E3_JOURNAL_MEM=8 E3_FAULT=kill:$n e3cp --quiet -j2 --overwrite \
+			"$T/a" "$T/b" "$T/x.img" 2>/dev/null && rc=0 || rc=$?
+		[ "$rc" -eq 0 ] && break
+		[ "$rc" -eq 137 ] || { echo "kill:$n: exit $rc" >&2; false; }
+		e2fsck -E journal_only -y "$T/x.img" >/dev/null 2>&1 || true
+		assert_fsck_clean "$T/x.img" || { echo "after kill:$n" >&2; false; }
+		rm -rf "$T/out"; mkdir "$T/out"
+		debugfs -R "rdump / $T/out" "$T/x.img" >/dev/null 2>&1
+		bad=""
+		for f in "$T/out"/f*; do
+			[ ! -s "$f" ] || cmp -s "$f" "$T/a/${f##*/}" ||
+				cmp -s "$f" "$T/b/${f##*/}" || bad="$bad ${f##*/}"
+		done
+		[ -z "$bad" ] || { echo "after kill:$n, not old, new or empty:$bad" >&2; false; }
+		points=$((points + 1))
+	done
+	echo "# $points crash points" >&3
+	[ "$points" -ge 30 ]
+	for i in $(seq 10 33); do
+		debugfs -R "cat /f$i" "$T/x.img" 2>/dev/null | cmp - "$T/b/f$i"
+	done
+	assert_fsck_clean "$T/x.img"
+}
+
 @test "EIO and ENOSPC at chosen writes: a clear error, no crash, the image replays clean" {
 	new_ext3 "$T/base.img" 16M -b 1024 -g 2048
 	local kind n
