@@ -250,6 +250,8 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 
 		if (blocks < 1)
 			blocks = 1;
+		if (blocks > UINT32_MAX)
+			blocks = UINT32_MAX;
 		if (blocks < j->txn_max)
 			j->txn_max = (uint32_t)blocks;
 		j->ckpt_max = (uint32_t)blocks;
