@@ -143,7 +143,8 @@ static void default_dir_attr(struct cp_ctx *c, struct e3_attr *a)
 
 /* ---- paths ------------------------------------------------------------------ */
 
-static errcode_t ino_mode(struct cp_ctx *c, ext2_ino_t ino, uint16_t *mode)
+static errcode_t ino_mode_links(struct cp_ctx *c, ext2_ino_t ino,
+				uint16_t *mode, uint16_t *links)
 {
 	struct ext2_inode inode;
 	errcode_t err;
@@ -151,9 +152,17 @@ static errcode_t ino_mode(struct cp_ctx *c, ext2_ino_t ino, uint16_t *mode)
 	e3_fs_lock(c->img);
 	err = ext2fs_read_inode(c->img->fs, ino, &inode);
 	e3_fs_unlock(c->img);
-	if (!err)
+	if (!err) {
 		*mode = inode.i_mode;
+		if (links)
+			*links = inode.i_links_count;
+	}
 	return err;
+}
+
+static errcode_t ino_mode(struct cp_ctx *c, ext2_ino_t ino, uint16_t *mode)
+{
+	return ino_mode_links(c, ino, mode, NULL);
 }
 
 static int is_missing(errcode_t err)
@@ -249,7 +258,7 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 			  const char *name, const char *path)
 {
 	ext2_ino_t ino;
-	uint16_t mode;
+	uint16_t mode, links;
 	errcode_t err;
 
 	(void)path;
@@ -260,7 +269,8 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 		return err;
 	if (!c->o->overwrite)
 		return E3_NAME_EXISTS;
-	err = ino_mode(c, ino, &mode);
+	/* only the scanner changes links: the count holds until e3_remove */
+	err = ino_mode_links(c, ino, &mode, &links);
 	if (err)
 		return err;
 	if (LINUX_S_ISDIR(mode))
@@ -281,6 +291,9 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 		if (!err)
 			err = e3_remove(c->img, parent, name);
 	}
+	/* its number may be reused: hard links to come must not follow it */
+	if (!err && links <= 1)
+		cp_linkmap_forget(c->links, ino);
 	return err;
 }
 

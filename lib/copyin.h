@@ -34,6 +34,9 @@ void cp_linkmap_free(struct cp_linkmap *m);
 ext2_ino_t cp_linkmap_get(struct cp_linkmap *m, uint64_t dev, uint64_t ino);
 errcode_t cp_linkmap_put(struct cp_linkmap *m, uint64_t dev, uint64_t ino,
 			 ext2_ino_t to);
+/* Image inode to was freed (--overwrite removed its last link): no
+ * source maps to it any more, even once a new file reuses its number. */
+void cp_linkmap_forget(struct cp_linkmap *m, ext2_ino_t to);
 
 /* A directory whose attributes are applied when everything else is done
  * (adding entries would change its times again). */

@@ -545,13 +545,20 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 	cp_map_attr(c, &a);
 	cp_xattrs_clear(&w->x);
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
-	    (linked = cp_linkmap_get(c->links, st.st_dev, st.st_ino))) {
+	    cp_linkmap_get(c->links, st.st_dev, st.st_ino)) {
 		err = prepare(c, parent, name, path, fresh);
-		if (!err)
+		if (err)
+			goto out;
+		fresh = 1;	/* the name is free now */
+		/* again: replacing the name may have freed that very file
+		 * (then this entry is copied anew) */
+		linked = cp_linkmap_get(c->links, st.st_dev, st.st_ino);
+		if (linked) {
 			err = e3_link(c->img, parent, name, linked);
-		if (!err)
-			cp_count_file(c, 0, path);
-		goto out;
+			if (!err)
+				cp_count_file(c, 0, path);
+			goto out;
+		}
 	}
 	switch (st.st_mode & S_IFMT) {
 	case S_IFDIR:

@@ -47,15 +47,23 @@ void cp_xattrs_clear(struct cp_xattrs *x)
 }
 
 /* Open addressing on (dev, ino); only sources with st_nlink > 1 go in, so
- * this is the one per-file state besides pending directory entries. */
+ * this is the one per-file state besides pending directory entries.
+ * A second table, on the image inode, names the source that inode was
+ * made from: --overwrite can free an inode and a later file reuse its
+ * number, and a mapping is good only while its inode's owner is still
+ * the same source (cp_linkmap_forget). */
 struct cp_link_slot {
 	uint64_t dev, ino;
 	ext2_ino_t to;			/* 0: empty slot */
 };
 
+#define LINK_GONE UINT64_MAX		/* owner slot of a freed inode */
+
 struct cp_linkmap {
-	struct cp_link_slot *slots;
-	size_t cap, used;		/* cap is a power of two */
+	struct cp_link_slot *slots;	/* on (dev, ino) */
+	struct cp_link_slot *owner;	/* on to */
+	size_t cap;			/* a power of two; both tables */
+	size_t used, owners;		/* slots taken in each */
 };
 
 errcode_t cp_linkmap_create(struct cp_linkmap **ret)
@@ -66,8 +74,9 @@ errcode_t cp_linkmap_create(struct cp_linkmap **ret)
 		return ENOMEM;
 	m->cap = 256;
 	m->slots = calloc(m->cap, sizeof(*m->slots));
-	if (!m->slots) {
-		free(m);
+	m->owner = calloc(m->cap, sizeof(*m->owner));
+	if (!m->slots || !m->owner) {
+		cp_linkmap_free(m);
 		return ENOMEM;
 	}
 	*ret = m;
@@ -78,6 +87,7 @@ void cp_linkmap_free(struct cp_linkmap *m)
 {
 	if (m) {
 		free(m->slots);
+		free(m->owner);
 		free(m);
 	}
 }
@@ -99,34 +109,78 @@ static struct cp_link_slot *link_find(struct cp_link_slot *slots, size_t cap,
 	return &slots[i];
 }
 
+static struct cp_link_slot *owner_find(struct cp_link_slot *slots, size_t cap,
+				       ext2_ino_t to)
+{
+	size_t i = link_hash(0, to) & (cap - 1);
+
+	while (slots[i].to && slots[i].to != to)
+		i = (i + 1) & (cap - 1);
+	return &slots[i];
+}
+
 ext2_ino_t cp_linkmap_get(struct cp_linkmap *m, uint64_t dev, uint64_t ino)
 {
-	return link_find(m->slots, m->cap, dev, ino)->to;
+	ext2_ino_t to = link_find(m->slots, m->cap, dev, ino)->to;
+	struct cp_link_slot *o;
+
+	if (!to)
+		return 0;
+	o = owner_find(m->owner, m->cap, to);
+	return o->dev == dev && o->ino == ino ? to : 0;
+}
+
+void cp_linkmap_forget(struct cp_linkmap *m, ext2_ino_t to)
+{
+	struct cp_link_slot *o = owner_find(m->owner, m->cap, to);
+
+	if (o->to)
+		o->dev = o->ino = LINK_GONE;
+}
+
+static errcode_t linkmap_grow(struct cp_linkmap *m)
+{
+	size_t cap = m->cap * 2;
+	struct cp_link_slot *n = calloc(cap, sizeof(*n));
+	struct cp_link_slot *o = calloc(cap, sizeof(*o));
+
+	if (!n || !o) {
+		free(n);
+		free(o);
+		return ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->slots[i].to)
+			*link_find(n, cap, m->slots[i].dev,
+				   m->slots[i].ino) = m->slots[i];
+		if (m->owner[i].to)
+			*owner_find(o, cap, m->owner[i].to) = m->owner[i];
+	}
+	free(m->slots);
+	free(m->owner);
+	m->slots = n;
+	m->owner = o;
+	m->cap = cap;
+	return 0;
 }
 
 errcode_t cp_linkmap_put(struct cp_linkmap *m, uint64_t dev, uint64_t ino,
 			 ext2_ino_t to)
 {
-	struct cp_link_slot *s;
+	struct cp_link_slot *s, *o;
+	errcode_t err;
 
-	if ((m->used + 1) * 2 > m->cap) {
-		size_t cap = m->cap * 2;
-		struct cp_link_slot *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			return ENOMEM;
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->slots[i].to)
-				*link_find(n, cap, m->slots[i].dev,
-					   m->slots[i].ino) = m->slots[i];
-		free(m->slots);
-		m->slots = n;
-		m->cap = cap;
-	}
+	if (((m->used > m->owners ? m->used : m->owners) + 1) * 2 > m->cap &&
+	    (err = linkmap_grow(m)))
+		return err;
 	s = link_find(m->slots, m->cap, dev, ino);
 	if (!s->to)
 		m->used++;
 	*s = (struct cp_link_slot){ .dev = dev, .ino = ino, .to = to };
+	o = owner_find(m->owner, m->cap, to);
+	if (!o->to)
+		m->owners++;
+	*o = *s;
 	return 0;
 }
 

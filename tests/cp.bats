@@ -146,6 +146,32 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	rm -rf "$a"
 }
 
+@test "--overwrite frees a file a later source hard-links: the link gets the right file, not a reused inode" {
+	# one/y and two/z are one host file, two/y another: replacing /y
+	# frees the inode one/y became, so two/z must not link to that
+	# inode number (reused by the new /y). one/x and two/x are one host
+	# file: replacing /x must not lose it.
+	local a=$T/owlink j
+	rm -rf "$a"; mkdir -p "$a/one" "$a/two"
+	echo old-y > "$a/one/y"; ln "$a/one/y" "$a/two/z"
+	echo new-y > "$a/two/y"
+	echo same-x > "$a/one/x"; ln "$a/one/x" "$a/two/x"
+	for j in 1 2 2r; do	# 2r: ordered (reproducible) mode
+		newimg "$a/x$j.img" 16M
+		if [ $j = 2r ]; then
+			run e3cp -j2 --reproducible --overwrite "$a/one" "$a/two" "$a/x$j.img"
+		else
+			run e3cp -j$j --overwrite "$a/one" "$a/two" "$a/x$j.img"
+		fi
+		assert_status 0
+		assert_fsck_clean "$a/x$j.img"
+		[ "$(debugfs -R 'cat /y' "$a/x$j.img" 2>/dev/null)" = new-y ]
+		[ "$(debugfs -R 'cat /z' "$a/x$j.img" 2>/dev/null)" = old-y ]
+		[ "$(debugfs -R 'cat /x' "$a/x$j.img" 2>/dev/null)" = same-x ]
+	done
+	rm -rf "$a"
+}
+
 @test "an archive's files are closed in batches: links, repeats and directories in between come out right" {
 	local a=$T/batch i out
 	rm -rf "$a"; mkdir -p "$a/src/sub"
