@@ -117,6 +117,7 @@ struct measure {
 	errcode_t err;			/* [lock] first error: everyone stops */
 	struct e3_copyin_need total;	/* [lock] */
 	struct cp_linkmap *links;	/* [lock] */
+	ext2_ino_t nlinked;		/* [lock] sources in links */
 	struct cp_listings *keep;	/* own lock; NULL: listings dropped */
 	size_t kept;			/* [lock] bytes of listings kept */
 };
@@ -159,8 +160,9 @@ static int seen_link(struct measure *m, const struct stat *st)
 
 	pthread_mutex_lock(&m->lock);
 	seen = cp_linkmap_get(m->links, st->st_dev, st->st_ino) != 0;
+	/* each source its own number: the map keeps one source per number */
 	if (!seen)
-		cp_linkmap_put(m->links, st->st_dev, st->st_ino, 1);
+		cp_linkmap_put(m->links, st->st_dev, st->st_ino, ++m->nlinked);
 	pthread_mutex_unlock(&m->lock);
 	return seen;
 }

@@ -422,6 +422,17 @@ DT
 	assert_status 0
 	assert_fsck_clean "$T/auto10.img"
 	[ "$(stat -c %s "$T/auto10.img")" -gt "$(stat -c %s "$T/auto.img")" ]
+	# a file with many names counts once: 40 files of 64 KiB, 5 names
+	rm -rf "$T/hl"; mkdir -p "$T/hl/t"
+	for k in $(seq 1 40); do
+		head -c 65536 /dev/urandom > "$T/hl/t/f$k"
+		for j in 1 2 3 4; do ln "$T/hl/t/f$k" "$T/hl/t/g${k}_$j"; done
+	done
+	run e3mkfs -d "$T/hl/t" "$T/hl/a.img" auto
+	assert_status 0
+	assert_output_has " and 40 inodes of input"
+	assert_fsck_clean "$T/hl/a.img"
+	rm -rf "$T/hl"
 }
 
 @test "e3cp: running out of space while a directory grows or gets its htree leaves a consistent image" {
