@@ -536,8 +536,10 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 		}
 		return;
 	}
+	/* an external journal leaves inode 8 unused, as any reserved one */
 	if (ino == EXT2_JOURNAL_INO &&
-	    ext2fs_has_feature_journal(ctx->fs->super)) {
+	    ext2fs_has_feature_journal(ctx->fs->super) &&
+	    ctx->fs->super->s_journal_inum == EXT2_JOURNAL_INO) {
 		if (!LINUX_S_ISREG(in->i_mode)) {
 			wadd(w, E3P_INO_JOURNAL_MODE, ino);
 			return;

@@ -115,6 +115,22 @@ damage() {
 	rm -f "$W/st.img" "$W/st2.img"
 }
 
+@test "an external journal: inode 8 unused is no error, the journal is named as not checked" {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (mke2fs -J device= wants a block device)"
+	local dev
+	dd if=/dev/zero of="$W/jdev.img" bs=1M count=8 status=none
+	mke2fs -q -F -O journal_dev -b 4096 "$W/jdev.img"
+	dev=$(losetup -f --show "$W/jdev.img" 2>/dev/null) || skip "no loop device"
+	mke2fs -q -F -t ext3 -b 4096 -J device="$dev" "$W/ext.img" 64M >/dev/null 2>&1 ||
+		{ losetup -d "$dev"; false; }
+	losetup -d "$dev"
+	run e3fsck -n "$W/ext.img"
+	assert_status 0
+	assert_output_has "external journal"
+	[[ "$output" != *"journal inode"* ]]
+	rm -f "$W/jdev.img" "$W/ext.img"
+}
+
 @test "-n never writes, even on a damaged image" {
 	cp "$W/base.img" "$W/ro.img"
 	bash "$E3_TOP/tests/corrupt.sh" dir_garbage "$W/ro.img"
