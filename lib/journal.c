@@ -22,9 +22,9 @@
  *                     after their commit (write_home, once the set held
  *                     ckpt_max blocks; not flushed, the log still covers
  *                     them, and their numbers stay in the homed set so
- *                     that freeing one still revokes it), and the home superblock has RECOVER set
- *                     (written and flushed before jsb.s_start became
- *                     non-zero).
+ *                     that freeing one still revokes it), and the home
+ *                     superblock has RECOVER set (written and flushed
+ *                     before jsb.s_start became non-zero).
  *   ABORTED           a disk write failed, or a caller poisoned the
  *                     running transaction: nothing more is written; the
  *                     image is as of the last commit (replay restores it).
