@@ -961,6 +961,18 @@ static void test_writer_revoke_after_write_home(void)
 	unlink(img_path);
 }
 
+/* name in the root, holding len bytes of buf, closed */
+static void put_file(struct e3_image *img, const char *name,
+		     const unsigned char *buf, size_t len)
+{
+	struct e3_attr attr = { .mode = S_IFREG | 0644 };
+	e3_file_t *f;
+
+	CHECK_OK(e3_create(img, EXT2_ROOT_INO, name, &attr, len, &f));
+	CHECK_OK(e3_file_write(f, buf, len));
+	CHECK_OK(e3_file_close(f));
+}
+
 /* The same through the library: a file's indirect block (journaled
  * metadata, written home early) is freed by e3_remove, and the next
  * file's data may take it. A crash before the checkpoint must leave the
@@ -968,10 +980,8 @@ static void test_writer_revoke_after_write_home(void)
 static void test_writer_removed_ind_reused_by_data(void)
 {
 	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
-	struct e3_attr attr = { .mode = S_IFREG | 0644 };
 	struct e3_replay_report rep;
 	struct e3_image *img;
-	e3_file_t *f;
 	ext2_filsys fs;
 	ext2_file_t ef;
 	ext2_ino_t ino;
@@ -992,9 +1002,7 @@ static void test_writer_removed_ind_reused_by_data(void)
 		return;
 	/* "a": zeros, with IND and DIND blocks (metadata, journaled) */
 	memset(r, 0, len);
-	CHECK_OK(e3_create(img, EXT2_ROOT_INO, "a", &attr, len, &f));
-	CHECK_OK(e3_file_write(f, r, len));
-	CHECK_OK(e3_file_close(f));
+	put_file(img, "a", r, len);
 	CHECK_OK(e3_lookup(img, EXT2_ROOT_INO, "a", &ino));
 	e3_fs_lock(img);
 	CHECK_OK(ext2fs_read_inode(img->fs, ino, &in));
@@ -1007,13 +1015,9 @@ static void test_writer_removed_ind_reused_by_data(void)
 	e3_fs_unlock(img);
 	/* "c" and "b" take the freed blocks back: b's last direct block
 	 * is where a's IND was */
-	CHECK_OK(e3_create(img, EXT2_ROOT_INO, "c", &attr, 1024, &f));
-	CHECK_OK(e3_file_write(f, w, 1024));
-	CHECK_OK(e3_file_close(f));
+	put_file(img, "c", w, 1024);
 	len = 12 * 1024;
-	CHECK_OK(e3_create(img, EXT2_ROOT_INO, "b", &attr, len, &f));
-	CHECK_OK(e3_file_write(f, w, len));
-	CHECK_OK(e3_file_close(f));
+	put_file(img, "b", w, len);
 	CHECK_OK(e3_lookup(img, EXT2_ROOT_INO, "b", &ino));
 	e3_fs_lock(img);
 	CHECK_OK(ext2fs_read_inode(img->fs, ino, &in));
