@@ -114,14 +114,37 @@ struct file_job {
 	struct file_job *bnext;		/* the rest of its batch */
 };
 
-/* Copies [from, to) of fd into f. */
+/* Holes come in whole blocks of the source's filesystem, 512 bytes at
+ * the least and aligned on their size: a stretch of data without one
+ * aligned 512-byte run of zeros cannot hide a hole. buf starts at a
+ * multiple of 512 in the file; its tail may be short. */
+#define HOLE_MIN 512
+
+static int may_hide_hole(const char *buf, size_t len)
+{
+	for (size_t at = 0; at < len; at += HOLE_MIN) {
+		size_t n = len - at < HOLE_MIN ? len - at : HOLE_MIN;
+		const char *p = buf + at;
+
+		if (!p[0] && !memcmp(p, p + 1, n - 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* Copies [from, to) of fd into f. With *probe set (from a multiple of
+ * HOLE_MIN), each read that may hide a hole asks where the next hole is:
+ * none before the end clears *probe; one inside the read stops the copy
+ * there, before that read is written, its offset left in *stopped
+ * (when not NULL). Otherwise *stopped = to. */
 static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
-			    char *buf, int *src_err)
+			    char *buf, int *probe, off_t *stopped, int *src_err)
 {
 	errcode_t err;
+	off_t off, hole;
 	ssize_t n;
 
-	for (off_t off = from; off < to; off += n) {
+	for (off = from; off < to; off += n) {
 		size_t want = (size_t)(to - off);
 
 		if (want > CP_BUF_SIZE)
@@ -131,10 +154,19 @@ static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
 			*src_err = 1;
 			return n < 0 ? errno : EIO;	/* shrank under us */
 		}
+		if (*probe && may_hide_hole(buf, (size_t)n)) {
+			hole = lseek(fd, off, SEEK_HOLE);
+			if (hole < 0 || hole >= to)
+				*probe = 0;	/* none, or no SEEK_HOLE here */
+			else if (hole < off + n)
+				break;
+		}
 		err = e3_file_pwrite(f, buf, (size_t)n, (uint64_t)off);
 		if (err)
 			return err;
 	}
+	if (stopped)
+		*stopped = off < to ? off : to;
 	return 0;
 }
 
@@ -142,21 +174,22 @@ static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
  * tells a source failure (reported, the copy goes on) from an image
  * failure (fatal). A dense file (as many bytes allocated as its size:
  * tar's test for "not sparse") can still hide a hole behind blocks
- * preallocated past its end: one SEEK_HOLE settles it, instead of a
- * SEEK_DATA/SEEK_HOLE pair per region. */
+ * preallocated past its end or counted for metadata; its data is read
+ * as it comes and only where it shows a run of zeros are the holes
+ * asked for, a SEEK_DATA/SEEK_HOLE pair per region from there on. */
 static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 			      char *buf, int *src_err)
 {
 	off_t off = 0, data, hole;
+	int probe = 1, no_probe = 0;
 	errcode_t err;
 
 	*src_err = 0;
 	if (dense) {
-		hole = lseek(fd, 0, SEEK_HOLE);
-		if (hole < 0 || (uint64_t)hole >= size) {
-			err = copy_range(fd, f, 0, (off_t)size, buf, src_err);
-			return err ? err : e3_file_set_size(f, size);
-		}
+		err = copy_range(fd, f, 0, (off_t)size, buf, &probe, &off,
+				 src_err);
+		if (err)
+			return err;
 	}
 	while ((uint64_t)off < size) {
 		data = lseek(fd, off, SEEK_DATA);
@@ -172,7 +205,8 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 		}
 		if ((uint64_t)hole > size)
 			hole = (off_t)size;
-		err = copy_range(fd, f, data, hole, buf, src_err);
+		err = copy_range(fd, f, data, hole, buf, &no_probe, NULL,
+				 src_err);
 		if (err)
 			return err;
 		off = hole;

@@ -378,6 +378,36 @@ PY
 	assert_fsck_clean "$T/pre.img"
 }
 
+@test "a dense file's zero blocks stay data, its hole past the first MiB stays a hole" {
+	# z: 64 KiB of zeros written out (data, not holes); h: 1 MiB + 4 KiB
+	# of data, a 1 MiB hole, 4 KiB of data, and preallocation past its
+	# end so that as many bytes are allocated as its size
+	mkdir -p "$T/dz"
+	dd if=/dev/zero of="$T/dz/z" bs=4096 count=16 status=none
+	dd if=/dev/urandom of="$T/dz/h" bs=4096 count=257 status=none
+	dd if=/dev/urandom of="$T/dz/h" bs=4096 seek=513 count=1 conv=notrunc status=none
+	fallocate -n -o 2101248 -l 2M "$T/dz/h" 2>/dev/null ||
+		skip "no fallocate --keep-size here"
+	[ $(( $(stat -c %b "$T/dz/h") * 512 )) -ge "$(stat -c %s "$T/dz/h")" ] ||
+		skip "the file system did not count the preallocation"
+	[ "$(stat -c %b "$T/dz/z")" -eq 128 ] || skip "zeros were not allocated"
+	newimg "$T/dz.img"
+	run e3cp "$T/dz" "$T/dz.img"
+	assert_status 0
+	run debugfs -R "stat /z" "$T/dz.img"
+	# 64 blocks of 1 KiB and one indirect block, in 512-byte sectors
+	assert_output_has "Blockcount: 130"
+	run debugfs -R "stat /h" "$T/dz.img"
+	# 1032 data blocks; IND, DIND and the 4 second-level blocks that
+	# map them (a copied hole would make it 2056 data blocks)
+	assert_output_has "Blockcount: 2076"
+	for f in z h; do
+		debugfs -R "dump /$f $T/dz.$f" "$T/dz.img" 2>/dev/null
+		cmp "$T/dz.$f" "$T/dz/$f"
+	done
+	assert_fsck_clean "$T/dz.img"
+}
+
 @test "device table, --owner and --uid-map without root" {
 	cat > "$T/devtab" <<'DT'
 # name	type mode uid gid major minor start inc count
