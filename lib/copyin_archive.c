@@ -159,6 +159,42 @@ static errcode_t lookup_rel(struct cp_ctx *c, const char *rel, ext2_ino_t *ino)
 	return err;
 }
 
+/* A hard link entry. Its target is found before the name is made free:
+ * when the name already is that file (a link to itself, or a second
+ * link entry for the same pair) the link is in place, and replacing the
+ * name first would free the very file it asks for. */
+static errcode_t make_link(struct cp_ctx *c, const char *hl, const char *rel,
+			   const char *path)
+{
+	ext2_ino_t parent, to, here;
+	const char *leaf;
+	char *hrel;
+	errcode_t err;
+
+	if (hl[0] == '/')
+		return E3_PATH_ESCAPES;
+	hrel = strdup(hl);
+	if (!hrel)
+		return ENOMEM;
+	err = cp_path_clean(hrel);
+	if (!err)
+		err = lookup_rel(c, hrel, &to);
+	free(hrel);
+	/* the lookup may have moved the parent cache: resolve again */
+	if (!err)
+		err = cp_resolve_parent(c, rel, &parent, &leaf);
+	if (err)
+		return err;
+	if (e3_lookup(c->img, parent, leaf, &here) != 0 || here != to) {
+		err = cp_prepare_name(c, parent, leaf, path);
+		if (!err)
+			err = e3_link(c->img, parent, leaf, to);
+	}
+	if (!err)
+		cp_count_file(c, 0, path);
+	return err;
+}
+
 /* The entry's data into f; size E3_SIZE_UNKNOWN: as much as the stream
  * holds (*written says how much). */
 static errcode_t write_data(struct archive *ar, e3_file_t *f, uint64_t size,
@@ -269,9 +305,8 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 {
 	struct cp_ctx *c = s->c;
 	const char *leaf, *hl, *target;
-	ext2_ino_t parent, ino = 0, to;
+	ext2_ino_t parent, ino = 0;
 	struct e3_attr a;
-	char *hrel;
 	errcode_t err;
 
 	err = cp_resolve_parent(c, rel, &parent, &leaf);
@@ -294,27 +329,12 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 			cp_count_file(c, 0, path);
 		return err;
 	}
+	hl = archive_entry_hardlink(e);
+	if (hl)
+		return make_link(c, hl, rel, path);
 	err = cp_prepare_name(c, parent, leaf, path);
 	if (err)
 		return err;
-	hl = archive_entry_hardlink(e);
-	if (hl) {
-		hrel = strdup(hl[0] == '/' ? "" : hl);
-		if (!hrel)
-			return ENOMEM;
-		err = hl[0] == '/' ? E3_PATH_ESCAPES : cp_path_clean(hrel);
-		if (!err)
-			err = lookup_rel(c, hrel, &to);
-		free(hrel);
-		/* the lookup may have moved the parent cache: resolve again */
-		if (!err)
-			err = cp_resolve_parent(c, rel, &parent, &leaf);
-		if (!err)
-			err = e3_link(c->img, parent, leaf, to);
-		if (!err)
-			cp_count_file(c, 0, path);
-		return err;
-	}
 	switch (archive_entry_filetype(e)) {
 	case AE_IFREG:
 		return make_regular(s, e, parent, leaf, &a, path);

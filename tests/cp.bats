@@ -206,6 +206,31 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	[[ "$out" == *"Links: 2"* ]]
 }
 
+@test "an archive's hard link to its own name, or repeated, keeps the file, with and without --overwrite" {
+	local a=$T/selflink o
+	rm -rf "$a"; mkdir -p "$a"
+	# a, then "a" linked to "a"; b linked to a twice
+	python3 - "$a/x.tar" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.GNU_FORMAT) as t:
+    data = b"keep me\n" * 1000
+    ti = tarfile.TarInfo("a"); ti.size = len(data)
+    t.addfile(ti, io.BytesIO(data))
+    for name in ("a", "b", "b"):
+        ti = tarfile.TarInfo(name); ti.type = tarfile.LNKTYPE; ti.linkname = "a"
+        t.addfile(ti)
+PY
+	for o in "" --overwrite; do
+		newimg "$a/x.img"
+		run e3cp $o "$a/x.tar" "$a/x.img"
+		assert_status 0
+		run debugfs -R "stat /a" "$a/x.img"
+		assert_output_has "Links: 2"
+		[ "$(debugfs -R "cat /b" "$a/x.img" 2>/dev/null | head -1)" = "keep me" ]
+		assert_fsck_clean "$a/x.img"
+	done
+}
+
 @test "a streamed zip on stdin (sizes after the data) is copied whole" {
 	python3 -c '
 import sys, zipfile
