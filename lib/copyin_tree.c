@@ -5,6 +5,14 @@
  * readdir order or source inode numbers. Regular files are opened and
  * created here, in that order, then queued: a worker copies their data
  * region by region (SEEK_DATA/SEEK_HOLE), so holes stay holes.
+ *
+ * Outside reproducible mode a worker also opens the source file: the
+ * scanner's thread is the one every other waits on, and an open costs
+ * as much as a third of its work per file. A file the worker cannot open
+ * is then closed empty and its entry removed again, so the image ends as
+ * if it had been skipped up front. Files with xattrs still to read or
+ * with other links (a later name would be linked to it) are opened by
+ * the scanner as before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +25,38 @@
 #include <sys/xattr.h>
 
 #include "copyin.h"
+
+/* A source directory open while its files wait for the workers to open
+ * them: the last reference closes it. */
+struct cp_dir {
+	int fd;
+	unsigned refs;			/* [atomic] */
+};
+
+static struct cp_dir *dir_new(int fd)
+{
+	struct cp_dir *d = malloc(sizeof(*d));
+
+	if (d) {
+		d->fd = fd;
+		d->refs = 1;
+	}
+	return d;
+}
+
+static struct cp_dir *dir_get(struct cp_dir *d)
+{
+	__atomic_fetch_add(&d->refs, 1, __ATOMIC_RELAXED);
+	return d;
+}
+
+static void dir_put(struct cp_dir *d)
+{
+	if (d && __atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		close(d->fd);
+		free(d);
+	}
+}
 
 /* ---- xattrs ---------------------------------------------------------------- */
 
@@ -103,7 +143,11 @@ enum { JOB_OK = 1, JOB_SRC_ERR = 2, JOB_IMG_ERR = 3 };
 struct file_job {
 	struct cp_ctx *c;
 	e3_file_t *f;
-	int fd;
+	int fd;				/* -1: the worker opens it */
+	struct cp_dir *dir;		/* where, until it is opened */
+	const char *name;		/* the last component of path */
+	ext2_ino_t parent;		/* the image directory it is in */
+	errcode_t open_err;		/* the worker could not open it */
 	uint64_t size;
 	int dense;			/* as many bytes on disk as in size */
 	char *path;
@@ -223,7 +267,18 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 {
 	struct cp_ctx *c = j->c;
 
-	close(j->fd);
+	if (j->fd >= 0)
+		close(j->fd);
+	dir_put(j->dir);
+	if (j->open_err && !err && !err2) {
+		/* closed empty: take the entry back, as if skipped */
+		err = e3_remove(c->img, j->parent, j->name);
+		if (!err)
+			cp_skip(c, j->path, j->open_err);
+		free(j->path);
+		free(j);
+		return err;
+	}
 	if (err && src_err) {
 		cp_error(c, j->path, err);	/* the entry stays, short */
 		err = 0;
@@ -237,6 +292,19 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 	return err;
 }
 
+/* A file the scanner left for the worker to open: opened now. Its data
+ * copy is skipped when that fails (j->open_err). */
+static void job_open(struct file_job *j)
+{
+	if (j->fd >= 0)
+		return;
+	j->fd = cp_openat(j->dir->fd, j->name, O_RDONLY | O_NOFOLLOW | O_NOCTTY);
+	if (j->fd < 0)
+		j->open_err = errno;
+	dir_put(j->dir);
+	j->dir = NULL;
+}
+
 /* The end of a file: closed, counted, freed. */
 static errcode_t file_job_finish(struct file_job *j, errcode_t err,
 				 int src_err)
@@ -248,11 +316,13 @@ static errcode_t file_job_run(void *arg, unsigned worker)
 {
 	struct file_job *j = arg;
 	struct cp_ctx *c = j->c;
-	int src_err;
-	errcode_t err;
+	int src_err = 0;
+	errcode_t err = 0;
 
-	err = copy_regions(j->fd, j->f, j->size, j->dense, c->bufs[worker],
-			   &src_err);
+	job_open(j);
+	if (!j->open_err)
+		err = copy_regions(j->fd, j->f, j->size, j->dense,
+				   c->bufs[worker], &src_err);
 	if (!c->ordered)
 		return file_job_finish(j, err, src_err);
 	pthread_mutex_lock(&c->order_lock);
@@ -310,8 +380,11 @@ static errcode_t batch_run(void *arg, unsigned worker)
 
 		for (; j && n < CP_BATCH_FILES; j = j->bnext, n++) {
 			jobs[n] = j;
-			errs[n] = copy_regions(j->fd, j->f, j->size, j->dense,
-					       j->c->bufs[worker], &src_errs[n]);
+			job_open(j);
+			src_errs[n] = 0;
+			errs[n] = j->open_err ? 0 :
+				copy_regions(j->fd, j->f, j->size, j->dense,
+					     j->c->bufs[worker], &src_errs[n]);
 		}
 		e = close_jobs(jobs, n, errs, src_errs);
 		if (!err)
@@ -428,6 +501,8 @@ struct walk {
 	struct cp_ctx *c;
 	struct cp_xattrs x;
 	char *target;			/* readlink buffer */
+	struct cp_dir *dir;		/* the directory walked, NULL: none */
+	int deferred_opens;		/* files left for the workers to open */
 };
 
 static char *join(const char *dir, const char *name)
@@ -443,7 +518,7 @@ static char *join(const char *dir, const char *name)
 	return p;
 }
 
-static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
+static errcode_t walk_dir(struct walk *w, struct cp_dir *dir, ext2_ino_t dino,
 			  const char *path, int fresh);
 
 /* In a directory this run created, sorted unique names cannot exist
@@ -471,39 +546,56 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 {
 	struct cp_ctx *c = w->c;
 	struct file_job *j;
+	char *pcopy;
 	e3_file_t *f;
 	errcode_t err;
 	int fd;
 
-	fd = cp_openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY);
-	if (fd < 0) {
-		cp_skip(c, path, errno);
-		return 0;
+	/* the worker opens it when nothing here needs it open: see the
+	 * top of the file */
+	if (!c->ordered && no_xattrs && st->st_nlink == 1 && w->dir) {
+		fd = -1;
+	} else {
+		fd = cp_openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY);
+		if (fd < 0) {
+			cp_skip(c, path, errno);
+			return 0;
+		}
 	}
 	err = no_xattrs ? 0 : read_xattrs(fd, path, &w->x);
 	if (!err)
 		err = prepare(c, parent, name, path, fresh);
 	if (err) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return err;
 	}
 	err = e3_create(c->img, parent, name, a, size_hint(st), &f);
 	if (err) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return err;
 	}
 	*ino = e3_file_ino(f);
 	err = cp_set_xattrs(c, *ino, &w->x, path);
 	j = err ? NULL : malloc(sizeof(*j));
-	if (!j) {
+	pcopy = j ? strdup(path) : NULL;
+	if (!pcopy) {
+		free(j);
 		e3_file_close(f);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return err ? err : ENOMEM;
 	}
 	*j = (struct file_job){ .c = c, .f = f, .fd = fd,
+				.dir = fd < 0 ? dir_get(w->dir) : NULL,
+				.parent = parent,
 				.size = (uint64_t)st->st_size,
 				.dense = size_hint(st) == (uint64_t)st->st_size,
-				.path = strdup(path) };
+				.path = pcopy };
+	j->name = pcopy + strlen(pcopy) - strlen(name);
+	if (fd < 0)
+		w->deferred_opens = 1;
 	return queue_job(c, j);
 }
 
@@ -560,6 +652,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 	const char *name = d->name;
 	struct cp_ctx *c = w->c;
 	ext2_ino_t ino = 0, linked;
+	struct cp_dir *sub;
 	struct e3_attr a;
 	struct stat st;
 	errcode_t err;
@@ -601,6 +694,11 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 			cp_skip(c, path, errno);
 			return 0;
 		}
+		sub = dir_new(fd);
+		if (!sub) {
+			close(fd);
+			return ENOMEM;
+		}
 		err = read_xattrs(fd, path, &w->x);
 		if (!err)
 			err = cp_make_dir(c, parent, name, &a, path, &ino,
@@ -609,9 +707,9 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 			err = cp_set_xattrs(c, ino, &w->x, path);
 		if (!err) {
 			cp_count_file(c, 0, path);
-			err = walk_dir(w, fd, ino, path, created);
+			err = walk_dir(w, sub, ino, path, created);
 		}
-		close(fd);
+		dir_put(sub);
 		goto out;
 	case S_IFREG:
 		err = copy_regular(w, dirfd, name, &st, &a, parent, path, &ino,
@@ -656,10 +754,12 @@ errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
 /* The directory's entries, sorted: the measure pass's listing when it
  * kept one for the directory open at dirfd (the one opened now, not one
  * that was at this path then), else read now. */
-static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
+static errcode_t walk_dir(struct walk *w, struct cp_dir *dir, ext2_ino_t dino,
 			  const char *path, int fresh)
 {
+	struct cp_dir *outer = w->dir;
 	struct cp_listing *l = NULL;
+	int dirfd = dir->fd;
 	errcode_t err = 0;
 	struct stat now;
 	char *sub;
@@ -670,6 +770,7 @@ static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
 		cp_skip(w->c, path, err);
 		return 0;
 	}
+	w->dir = dir;
 	for (size_t i = 0; i < l->n && !err; i++) {
 		sub = join(path, l->e[i].name);
 		if (!sub) {
@@ -679,6 +780,7 @@ static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
 		err = copy_entry(w, dirfd, &l->e[i], dino, sub, fresh);
 		free(sub);
 	}
+	w->dir = outer;
 	cp_listing_free(l);
 	return err;
 }
@@ -688,9 +790,10 @@ static errcode_t walk_dir(struct walk *w, int dirfd, ext2_ino_t dino,
 errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 {
 	struct walk w = { .c = c };
+	struct cp_dir *root;
 	struct e3_attr a;
 	struct stat st;
-	errcode_t err;
+	errcode_t err, err2;
 	int fd;
 
 	w.target = malloc(PATH_MAX + 1);
@@ -706,6 +809,12 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 			err = errno;
 			goto out;
 		}
+		root = dir_new(fd);
+		if (!root) {
+			close(fd);
+			err = ENOMEM;
+			goto out;
+		}
 		cp_attr_from_stat(&a, &st);
 		cp_map_attr(c, &a);
 		err = read_xattrs(fd, src, &w.x);
@@ -714,8 +823,8 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		if (!err)
 			err = cp_defer_dirattr(c, dest, &a);
 		if (!err)
-			err = walk_dir(&w, fd, dest, src, 0);
-		close(fd);
+			err = walk_dir(&w, root, dest, src, 0);
+		dir_put(root);
 	} else {
 		char *dup1 = strdup(src), *dup2 = strdup(src);
 		char *dir, *base;
@@ -734,6 +843,15 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		}
 		free(dup1);
 		free(dup2);
+	}
+	/* the entries of files the workers could not open go before the
+	 * next source, which may bring the same names */
+	if (w.deferred_opens) {
+		err2 = cp_flush_batch(c);
+		if (!err2)
+			err2 = e3_workq_wait(c->wq);
+		if (!err)
+			err = err2;
 	}
 out:
 	cp_xattrs_clear(&w.x);

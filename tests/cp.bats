@@ -127,8 +127,10 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 		head -c $(( (i * 104729 % 40 + 14) * 1024 )) /dev/urandom > "$a/two/d/f$i"
 	done
 	ln "$a/one/d/f10" "$a/one/d/link10"	# keeps f10's inode alive
+	# one empty image copied: mke2fs stamps the time it ran
+	newimg "$a/base.img" 16M
 	for j in 1 2 8; do
-		newimg "$a/x$j.img" 16M
+		cp "$a/base.img" "$a/x$j.img"
 		SOURCE_DATE_EPOCH=1700000000 run e3cp -j$j --overwrite "$a/one" "$a/two" "$a/x$j.img"
 		assert_status 0
 		assert_fsck_clean "$a/x$j.img"
@@ -344,21 +346,37 @@ PY
 	dumpe2fs -h "$T/c.img" 2>/dev/null | grep -q '^Filesystem state: *not clean$'
 }
 
-@test "an unreadable source file is skipped with a message, exit 1" {
+@test "an unreadable source file is skipped with a message, exit 1, whoever opens it" {
+	# workers open the files (default) or the scanner does (--reproducible);
+	# a second source brings the same name, readable
+	local mode
 	command -v setpriv >/dev/null || skip "no setpriv"
-	mkdir -p "$T/u"; printf a > "$T/u/ok"; printf b > "$T/u/secret"
-	chmod 000 "$T/u/secret"; chmod 755 "$T" "$T/u"
-	newimg "$T/u.img"; chmod 666 "$T/u.img"
-	if [ "$(id -u)" -eq 0 ]; then
-		run setpriv --reuid=65534 --regid=65534 --clear-groups "$E3_TOP/misc/e3cp" "$T/u" "$T/u.img"
-	else
-		run e3cp "$T/u" "$T/u.img"
-	fi
-	assert_status 1
-	assert_output_has "secret"
-	run debugfs -R "ls -p /" "$T/u.img"
-	assert_output_has "/ok/"
-	assert_fsck_clean "$T/u.img"
+	mkdir -p "$T/u" "$T/u2"; printf a > "$T/u/ok"; printf b > "$T/u/secret"
+	printf 'later\n' > "$T/u2/secret"
+	chmod 000 "$T/u/secret"; chmod 755 "$T" "$T/u" "$T/u2"
+	for mode in "" --reproducible; do
+		newimg "$T/u.img"; chmod 666 "$T/u.img"
+		if [ "$(id -u)" -eq 0 ]; then
+			run setpriv --reuid=65534 --regid=65534 --clear-groups "$E3_TOP/misc/e3cp" $mode "$T/u" "$T/u.img"
+		else
+			run e3cp $mode "$T/u" "$T/u.img"
+		fi
+		assert_status 1
+		assert_output_has "secret"
+		run debugfs -R "ls -p /" "$T/u.img"
+		assert_output_has "/ok/"
+		[[ "$output" != *secret* ]]
+		assert_fsck_clean "$T/u.img"
+		newimg "$T/u.img"; chmod 666 "$T/u.img"
+		if [ "$(id -u)" -eq 0 ]; then
+			run setpriv --reuid=65534 --regid=65534 --clear-groups "$E3_TOP/misc/e3cp" $mode "$T/u" "$T/u2" "$T/u.img"
+		else
+			run e3cp $mode "$T/u" "$T/u2" "$T/u.img"
+		fi
+		assert_status 1
+		[ "$(debugfs -R "cat /secret" "$T/u.img" 2>/dev/null)" = later ]
+		assert_fsck_clean "$T/u.img"
+	done
 }
 
 @test "a source file shorter than its stat size is named as the failing entry, in reproducible mode too" {
