@@ -7,7 +7,8 @@
 # blocks for every tool. Prints a Markdown table: median wall time of N
 # runs (default 3), files/s, MB/s, peak RSS, e2fsck's non-contiguous %,
 # runs per file and excess runs (bench/cplayout), and the write bound (the
-# corpus' bytes written once to the same place, synced; also a median).
+# corpus' bytes written once to the same place, synced; also a median),
+# with each tool's time over it (the median of the per-round ratios).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$top/misc:/sbin:/usr/sbin:$PATH"
@@ -59,8 +60,8 @@ tools="e3cp-j1 e3cp-j2 e3mkfs-d mke2fs-d genext2fs"
 places="disk shm"
 [ -n "$only" ] && places=$only
 
-echo "| where | corpus | tool | wall s | files/s | MB/s | peak RSS MiB | non-contig % | runs/file | excess runs |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| where | corpus | tool | wall s | files/s | MB/s | peak RSS MiB | non-contig % | runs/file | excess runs | x write bound |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for where in $places; do
 	if [ "$where" = shm ]; then base=/dev/shm/e3bench; else base=/tmp/e3bench-img; fi
 	mkdir -p "$base"
@@ -70,37 +71,47 @@ for where in $places; do
 		bytes=$(du -sb "$src" | cut -f1)
 		mib=$(( bytes * 3 / 2 / 1048576 + 64 ))
 		ino=$(( files * 2 + 1024 ))
-		# the write bound: the bytes once, to the same place, synced;
-		# a median of N like the tools (one dd run varies by +-20%)
-		walls=()
+		# Runs are interleaved: each round writes the write bound (the
+		# bytes once, to the same place, synced) and then runs every
+		# tool once, so a slow spell of the disk hits all of them alike
+		# and each tool's ratio to the write bound is paired by round.
+		declare -A walls=() rss=() ratios=() rows=()
+		wbs=""
 		for r in $(seq 1 "$runs"); do
 			sync
 			/usr/bin/time -f '%e' -o "$base/wb.time" dd if=/dev/zero of="$base/wb" \
 				bs=1M count=$((bytes / 1048576 + 1)) conv=fsync status=none
-			walls+=("$(tail -1 "$base/wb.time")")
+			wb=$(tail -1 "$base/wb.time")
+			wbs="$wbs $wb"
 			rm -f "$base/wb" "$base/wb.time"
-		done
-		wb=$(printf '%s\n' "${walls[@]}" | median)
-		echo "| $where | $c | write bound | $wb | | $(awk -v b="$bytes" -v t="$wb" 'BEGIN{printf "%.0f", (t > 0 ? b / t / 1e6 : 0)}') | | | | |"
-		for t in $tools; do
-			img=$base/$c-$t.img
-			walls=() rss=()
-			for r in $(seq 1 "$runs"); do
+			for t in $tools; do
+				img=$base/$c-$t.img
 				read -r w m < <(run_one "$t" "$src" "$img" "$mib" "$ino")
-				walls+=("$w"); rss+=("$m")
+				walls[$t]="${walls[$t]:-} $w"
+				rss[$t]="${rss[$t]:-} $m"
+				ratios[$t]="${ratios[$t]:-} $(awk -v w="$w" -v b="$wb" 'BEGIN{printf "%.3f", (b > 0 ? w / b : 0)}')"
+				if [ "$r" -eq "$runs" ]; then	# layout of the last run
+					nc=$(e2fsck -fn "$img" 2>/dev/null | sed -n 's/.*(\([0-9.]*\)% non-contiguous).*/\1/p')
+					lay=$("$top/bench/cplayout" "$img" 2>/dev/null)
+					rows[$t]="$nc $(awk '{print $4, $6}' <<<"$lay")"
+				fi
+				rm -rf "$img" "$img.mnt"
 			done
-			w=$(printf '%s\n' "${walls[@]}" | median)
-			m=$(printf '%s\n' "${rss[@]}" | median)
-			nc=$(e2fsck -fn "$img" 2>/dev/null | sed -n 's/.*(\([0-9.]*\)% non-contiguous).*/\1/p')
-			lay=$("$top/bench/cplayout" "$img" 2>/dev/null)
-			rpf=$(awk '{print $4}' <<<"$lay"); ex=$(awk '{print $6}' <<<"$lay")
-			awk -v where="$where" -v c="$c" -v t="$t" -v w="$w" -v f="$files" \
-			    -v b="$bytes" -v m="$m" -v nc="$nc" -v rpf="$rpf" -v ex="$ex" 'BEGIN {
-				printf "| %s | %s | %s | %.2f | %.0f | %.0f | %.0f | %s | %s | %s |\n",
-				where, c, t, w, (w > 0 ? f / w : 0), (w > 0 ? b / w / 1e6 : 0),
-				m / 1024, nc, rpf, ex }'
-			rm -rf "$img" "$img.mnt"
 		done
+		wb=$(tr ' ' '\n' <<<"$wbs" | grep . | median)
+		echo "| $where | $c | write bound | $wb | | $(awk -v b="$bytes" -v t="$wb" 'BEGIN{printf "%.0f", (t > 0 ? b / t / 1e6 : 0)}') | | | | | 1.00 |"
+		for t in $tools; do
+			w=$(tr ' ' '\n' <<<"${walls[$t]}" | grep . | median)
+			m=$(tr ' ' '\n' <<<"${rss[$t]}" | grep . | median)
+			x=$(tr ' ' '\n' <<<"${ratios[$t]}" | grep . | median)
+			read -r nc rpf ex <<<"${rows[$t]}"
+			awk -v where="$where" -v c="$c" -v t="$t" -v w="$w" -v f="$files" \
+			    -v b="$bytes" -v m="$m" -v nc="$nc" -v rpf="$rpf" -v ex="$ex" -v x="$x" 'BEGIN {
+				printf "| %s | %s | %s | %.2f | %.0f | %.0f | %.0f | %s | %s | %s | %.2f |\n",
+				where, c, t, w, (w > 0 ? f / w : 0), (w > 0 ? b / w / 1e6 : 0),
+				m / 1024, nc, rpf, ex, x }'
+		done
+		unset walls rss ratios rows
 	done
 	rm -rf "$base"
 done
