@@ -93,7 +93,7 @@ for where in $places; do
 				if [ "$r" -eq "$runs" ]; then	# layout of the last run
 					nc=$(e2fsck -fn "$img" 2>/dev/null | sed -n 's/.*(\([0-9.]*\)% non-contiguous).*/\1/p')
 					lay=$("$top/bench/cplayout" "$img" 2>/dev/null)
-					rows[$t]="$nc $(awk '{print $4, $6}' <<<"$lay")"
+					rows[$t]="${nc:--} $(awk '{print $4, $6}' <<<"$lay")"
 				fi
 				rm -rf "$img" "$img.mnt"
 			done

@@ -160,12 +160,12 @@ static errcode_t ino_mode_links(struct cp_ctx *c, ext2_ino_t ino,
 	return err;
 }
 
-static errcode_t ino_mode(struct cp_ctx *c, ext2_ino_t ino, uint16_t *mode)
+errcode_t cp_ino_mode(struct cp_ctx *c, ext2_ino_t ino, uint16_t *mode)
 {
 	return ino_mode_links(c, ino, mode, NULL);
 }
 
-static int is_missing(errcode_t err)
+int cp_is_missing(errcode_t err)
 {
 	return err == E3_NOT_FOUND || err == EXT2_ET_FILE_NOT_FOUND ||
 	       err == ENOENT;
@@ -194,7 +194,7 @@ static errcode_t step_dir(struct cp_ctx *c, ext2_ino_t dir, const char *name,
 	errcode_t err;
 
 	err = e3_lookup(c->img, dir, name, ret);
-	if (is_missing(err)) {
+	if (cp_is_missing(err)) {
 		default_dir_attr(c, &a);
 		err = ordered_mkdir(c, dir, name, &a, ret);
 		if (!err)
@@ -203,7 +203,7 @@ static errcode_t step_dir(struct cp_ctx *c, ext2_ino_t dir, const char *name,
 	}
 	if (err)
 		return err;
-	err = ino_mode(c, *ret, &mode);
+	err = cp_ino_mode(c, *ret, &mode);
 	if (err)
 		return err;
 	if (LINUX_S_ISLNK(mode))
@@ -263,13 +263,15 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 
 	(void)path;
 	err = e3_lookup(c->img, parent, name, &ino);
-	if (is_missing(err))
+	if (cp_is_missing(err))
 		return 0;
 	if (err)
 		return err;
 	if (!c->o->overwrite)
 		return E3_NAME_EXISTS;
-	/* only the scanner changes links: the count holds until e3_remove */
+	/* only the scanner changes links (a worker removes only a file it
+	 * made, with one link, under a name that was free): the count
+	 * holds until e3_remove */
 	err = ino_mode_links(c, ino, &mode, &links);
 	if (err)
 		return err;
@@ -308,13 +310,13 @@ errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 	if (created)
 		*created = 0;
 	err = e3_lookup(c->img, parent, name, ino);
-	if (is_missing(err)) {
+	if (cp_is_missing(err)) {
 		err = ordered_mkdir(c, parent, name, a, ino);
 		if (!err && created)
 			*created = 1;
 	} else if (!err) {
 		/* directories merge: later sources add to earlier ones */
-		err = ino_mode(c, *ino, &mode);
+		err = cp_ino_mode(c, *ino, &mode);
 		if (!err && LINUX_S_ISLNK(mode))
 			err = E3_SYMLINK_IN_PATH;
 		else if (!err && !LINUX_S_ISDIR(mode))

@@ -97,6 +97,12 @@ void cp_error(struct cp_ctx *c, const char *path, errcode_t err);
  * the layout is the same at every -j. */
 #define CP_ORDER_LAG 32
 
+/* An image inode's type and permission bits (i_mode). */
+errcode_t cp_ino_mode(struct cp_ctx *c, ext2_ino_t ino, uint16_t *mode);
+
+/* Whether err says an image lookup found no such name. */
+int cp_is_missing(errcode_t err);
+
 /* Nonzero when libarchive recognises the file as an archive. */
 int cp_is_archive(const char *path);
 

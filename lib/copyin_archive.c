@@ -168,6 +168,7 @@ static errcode_t make_link(struct cp_ctx *c, const char *hl, const char *rel,
 {
 	ext2_ino_t parent, to, here;
 	const char *leaf;
+	uint16_t mode;
 	char *hrel;
 	errcode_t err;
 
@@ -180,12 +181,21 @@ static errcode_t make_link(struct cp_ctx *c, const char *hl, const char *rel,
 	if (!err)
 		err = lookup_rel(c, hrel, &to);
 	free(hrel);
+	/* e.g. a tar made with --exclude: this entry fails, not the copy */
+	if (cp_is_missing(err))
+		return E3_LINK_TARGET_MISSING;
 	/* the lookup may have moved the parent cache: resolve again */
 	if (!err)
 		err = cp_resolve_parent(c, rel, &parent, &leaf);
 	if (err)
 		return err;
-	if (e3_lookup(c->img, parent, leaf, &here) != 0 || here != to) {
+	if (e3_lookup(c->img, parent, leaf, &here) == 0 && here == to) {
+		/* in place already, unless it is a directory: no links to
+		 * those, as e3_link would say */
+		err = cp_ino_mode(c, to, &mode);
+		if (!err && LINUX_S_ISDIR(mode))
+			err = E3_IS_DIR;
+	} else {
 		err = cp_prepare_name(c, parent, leaf, path);
 		if (!err)
 			err = e3_link(c->img, parent, leaf, to);

@@ -10,9 +10,10 @@
  * scanner's thread is the one every other waits on, and an open costs
  * as much as a third of its work per file. A file the worker cannot open
  * is then closed empty and its entry removed again, so the image ends as
- * if it had been skipped up front. Files with xattrs still to read or
- * with other links (a later name would be linked to it) are opened by
- * the scanner as before.
+ * if it had been skipped up front. That holds only where the name was
+ * free: a file it would replace (--overwrite) must stay when the source
+ * cannot be read, so the scanner opens those, and files with xattrs still
+ * to read or with other links (a later name would be linked to it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -137,6 +138,12 @@ int cp_strcmp_ptr(const void *a, const void *b)
 
 /* ---- file data (workers) --------------------------------------------------- */
 
+/* A regular source file is opened by name long after it was stat'ed: if
+ * a FIFO or device took its place meanwhile, the open must not block
+ * (reading it then fails and is reported); O_NONBLOCK changes nothing
+ * for a regular file. */
+#define SRC_OPEN_FLAGS (O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK)
+
 /* How a file's data copy ended (ordered mode). */
 enum { JOB_OK = 1, JOB_SRC_ERR = 2, JOB_IMG_ERR = 3 };
 
@@ -160,32 +167,36 @@ struct file_job {
 
 /* Holes come in whole blocks of the source's filesystem, 512 bytes at
  * the least and aligned on their size: a stretch of data without one
- * aligned 512-byte run of zeros cannot hide a hole. buf starts at a
- * multiple of 512 in the file; its tail may be short. */
+ * aligned 512-byte run of zeros cannot hide a hole. buf holds the bytes
+ * at file offset off; the pieces at either end that are not whole
+ * 512-byte units are checked too (a short read can leave off unaligned). */
 #define HOLE_MIN 512
 
-static int may_hide_hole(const char *buf, size_t len)
+static int may_hide_hole(const char *buf, size_t len, off_t off)
 {
-	for (size_t at = 0; at < len; at += HOLE_MIN) {
-		size_t n = len - at < HOLE_MIN ? len - at : HOLE_MIN;
-		const char *p = buf + at;
+	size_t at = 0, end;
 
-		if (!p[0] && !memcmp(p, p + 1, n - 1))
+	while (at < len) {
+		end = at + HOLE_MIN - (size_t)((off + (off_t)at) % HOLE_MIN);
+		if (end > len)
+			end = len;
+		if (!buf[at] && !memcmp(buf + at, buf + at + 1, end - at - 1))
 			return 1;
+		at = end;
 	}
 	return 0;
 }
 
-/* Copies [from, to) of fd into f. With *probe set (from a multiple of
- * HOLE_MIN), each read that may hide a hole asks where the next hole is:
- * none before the end clears *probe; one inside the read stops the copy
- * there, before that read is written, its offset left in *stopped
- * (when not NULL). Otherwise *stopped = to. */
+/* Copies [from, to) of fd into f. With *probe set, each read that may
+ * hide a hole asks where the next hole is (unless an earlier answer
+ * already lies past it): none before the end clears *probe; one inside
+ * the read stops the copy there, before that read is written, its offset
+ * left in *stopped (when not NULL). Otherwise *stopped = to. */
 static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
 			    char *buf, int *probe, off_t *stopped, int *src_err)
 {
+	off_t off, hole, clear = from;	/* [from, clear): no hole */
 	errcode_t err;
-	off_t off, hole;
 	ssize_t n;
 
 	for (off = from; off < to; off += n) {
@@ -198,12 +209,15 @@ static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
 			*src_err = 1;
 			return n < 0 ? errno : EIO;	/* shrank under us */
 		}
-		if (*probe && may_hide_hole(buf, (size_t)n)) {
+		if (*probe && off + n > clear &&
+		    may_hide_hole(buf, (size_t)n, off)) {
 			hole = lseek(fd, off, SEEK_HOLE);
 			if (hole < 0 || hole >= to)
 				*probe = 0;	/* none, or no SEEK_HOLE here */
 			else if (hole < off + n)
 				break;
+			else
+				clear = hole;
 		}
 		err = e3_file_pwrite(f, buf, (size_t)n, (uint64_t)off);
 		if (err)
@@ -298,7 +312,7 @@ static void job_open(struct file_job *j)
 {
 	if (j->fd >= 0)
 		return;
-	j->fd = cp_openat(j->dir->fd, j->name, O_RDONLY | O_NOFOLLOW | O_NOCTTY);
+	j->fd = cp_openat(j->dir->fd, j->name, SRC_OPEN_FLAGS);
 	if (j->fd < 0)
 		j->open_err = errno;
 	dir_put(j->dir);
@@ -546,17 +560,28 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 {
 	struct cp_ctx *c = w->c;
 	struct file_job *j;
+	ext2_ino_t old;
 	char *pcopy;
 	e3_file_t *f;
 	errcode_t err;
-	int fd;
+	int fd, defer;
 
-	/* the worker opens it when nothing here needs it open: see the
-	 * top of the file */
-	if (!c->ordered && no_xattrs && st->st_nlink == 1 && w->dir) {
+	/* the worker opens it when nothing here needs it open and the
+	 * name is free: see the top of the file */
+	defer = !c->ordered && no_xattrs && st->st_nlink == 1 && w->dir;
+	if (defer && !fresh) {
+		err = e3_lookup(c->img, parent, name, &old);
+		if (!err)
+			defer = 0;
+		else if (cp_is_missing(err))
+			fresh = 1;		/* nothing to prepare */
+		else
+			return err;
+	}
+	if (defer) {
 		fd = -1;
 	} else {
-		fd = cp_openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY);
+		fd = cp_openat(dirfd, name, SRC_OPEN_FLAGS);
 		if (fd < 0) {
 			cp_skip(c, path, errno);
 			return 0;
@@ -743,6 +768,7 @@ errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
 	case E3_LINK_LIMIT: case E3_XATTR_TOO_BIG: case E3_BAD_XATTR_NAME:
 	case E3_BAD_ACL: case E3_FILE_TOO_BIG: case E3_PATH_ESCAPES:
 	case E3_BAD_FILE_TYPE: case E3_NOT_EMPTY: case E3_ARCHIVE_BAD:
+	case E3_LINK_TARGET_MISSING:
 		cp_error(c, path, err);
 		return 0;
 	default:

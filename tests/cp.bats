@@ -233,6 +233,32 @@ PY
 	done
 }
 
+@test "an archive's hard link to a missing target or to a directory fails that entry only" {
+	local a=$T/badlink
+	rm -rf "$a"; mkdir -p "$a"
+	# b links to "gone" (left out of the archive), d is a directory
+	# linked to itself; c comes after both
+	python3 - "$a/x.tar" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.GNU_FORMAT) as t:
+    ti = tarfile.TarInfo("d"); ti.type = tarfile.DIRTYPE; ti.mode = 0o755
+    t.addfile(ti)
+    for name, target in (("b", "gone"), ("d", "d")):
+        ti = tarfile.TarInfo(name); ti.type = tarfile.LNKTYPE; ti.linkname = target
+        t.addfile(ti)
+    data = b"after\n"
+    ti = tarfile.TarInfo("c"); ti.size = len(data)
+    t.addfile(ti, io.BytesIO(data))
+PY
+	newimg "$a/x.img"
+	run e3cp "$a/x.tar" "$a/x.img"
+	assert_status 2
+	assert_output_has "b: hard link target is not in the image"
+	assert_output_has "d: is a directory"
+	[ "$(debugfs -R "cat /c" "$a/x.img" 2>/dev/null)" = after ]
+	assert_fsck_clean "$a/x.img"
+}
+
 @test "a streamed zip on stdin (sizes after the data) is copied whole" {
 	python3 -c '
 import sys, zipfile
@@ -349,7 +375,7 @@ PY
 @test "an unreadable source file is skipped with a message, exit 1, whoever opens it" {
 	# workers open the files (default) or the scanner does (--reproducible);
 	# a second source brings the same name, readable
-	local mode
+	local mode ow
 	command -v setpriv >/dev/null || skip "no setpriv"
 	mkdir -p "$T/u" "$T/u2"; printf a > "$T/u/ok"; printf b > "$T/u/secret"
 	printf 'later\n' > "$T/u2/secret"
@@ -376,6 +402,21 @@ PY
 		assert_status 1
 		[ "$(debugfs -R "cat /secret" "$T/u.img" 2>/dev/null)" = later ]
 		assert_fsck_clean "$T/u.img"
+		# the image's own /secret stays when the replacement cannot
+		# be read, with --overwrite or without
+		for ow in "" --overwrite; do
+			newimg "$T/u.img"; chmod 666 "$T/u.img"
+			e3cp "$T/u2" "$T/u.img"
+			if [ "$(id -u)" -eq 0 ]; then
+				run setpriv --reuid=65534 --regid=65534 --clear-groups "$E3_TOP/misc/e3cp" $mode $ow "$T/u" "$T/u.img"
+			else
+				run e3cp $mode $ow "$T/u" "$T/u.img"
+			fi
+			assert_status 1
+			assert_output_has "secret"
+			[ "$(debugfs -R "cat /secret" "$T/u.img" 2>/dev/null)" = later ]
+			assert_fsck_clean "$T/u.img"
+		done
 	done
 }
 
