@@ -100,6 +100,13 @@ void cp_error(struct cp_ctx *c, const char *path, errcode_t err);
 /* An image inode's type and permission bits (i_mode). */
 errcode_t cp_ino_mode(struct cp_ctx *c, ext2_ino_t ino, uint16_t *mode);
 
+/* llistxattr of the entry name in dirfd (whose path is path): one
+ * component to look up instead of the whole path, which the measure pass
+ * pays for every entry. Once the kernel lacks that call (ENOSYS, or
+ * EPERM from a filter) *fallback is set and path is used from then on. */
+ssize_t cp_llistxattr_at(int dirfd, const char *name, const char *path,
+			 char *list, size_t size, int *fallback);
+
 /* Whether err says an image lookup found no such name. */
 int cp_is_missing(errcode_t err);
 

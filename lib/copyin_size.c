@@ -66,37 +66,6 @@ static uint64_t rec_len(size_t name_len)
 	return (8 + name_len + 3) & ~(uint64_t)3;
 }
 
-/* Room for xattrs inside a large inode (after the 32-byte extra fields
- * mke2fs asks for and the 4-byte header). */
-static uint64_t xattr_blocks(int fd, const char *path, unsigned inode_size,
-			     unsigned char *none)
-{
-	char names[4096];
-	ssize_t len, v;
-	uint64_t need = 4;
-
-	len = fd >= 0 ? flistxattr(fd, names, sizeof(names))
-		      : llistxattr(path, names, sizeof(names));
-	*none = len == 0;
-	if (len <= 0)
-		return 0;
-	for (char *p = names; p < names + len; p += strlen(p) + 1) {
-		const char *dot = strchr(p, '.');
-
-		v = fd >= 0 ? fgetxattr(fd, p, NULL, 0) : lgetxattr(path, p, NULL, 0);
-		if (v < 0)
-			continue;
-		need += 16 + ((strlen(dot ? dot + 1 : p) + 3) & ~3u) +
-			(((size_t)v + 3) & ~(size_t)3);
-	}
-	if (need <= 4)
-		return 0;
-	if (inode_size > EXT2_GOOD_OLD_INODE_SIZE + 32 + 4 &&
-	    need <= inode_size - EXT2_GOOD_OLD_INODE_SIZE - 32 - 4)
-		return 0;
-	return 1;
-}
-
 /*
  * The walk runs on several threads (it is a stat of every entry, and the
  * copy cannot start before it ends): a shared stack of directories still
@@ -120,7 +89,43 @@ struct measure {
 	ext2_ino_t nlinked;		/* [lock] sources in links */
 	struct cp_listings *keep;	/* own lock; NULL: listings dropped */
 	size_t kept;			/* [lock] bytes of listings kept */
+	int no_xattrat;			/* [atomic] see cp_llistxattr_at */
 };
+
+/* Room for xattrs inside a large inode (after the 32-byte extra fields
+ * mke2fs asks for and the 4-byte header): those of fd (fd >= 0), or of
+ * the entry name in dirfd, whose path is path. */
+static uint64_t xattr_blocks(struct measure *m, int fd, int dirfd,
+			     const char *name, const char *path,
+			     unsigned char *none)
+{
+	unsigned inode_size = m->isz;
+	char names[4096];
+	ssize_t len, v;
+	uint64_t need = 4;
+
+	len = fd >= 0 ? flistxattr(fd, names, sizeof(names))
+		      : cp_llistxattr_at(dirfd, name, path, names,
+					 sizeof(names), &m->no_xattrat);
+	*none = len == 0;
+	if (len <= 0)
+		return 0;
+	for (char *p = names; p < names + len; p += strlen(p) + 1) {
+		const char *dot = strchr(p, '.');
+
+		v = fd >= 0 ? fgetxattr(fd, p, NULL, 0) : lgetxattr(path, p, NULL, 0);
+		if (v < 0)
+			continue;
+		need += 16 + ((strlen(dot ? dot + 1 : p) + 3) & ~3u) +
+			(((size_t)v + 3) & ~(size_t)3);
+	}
+	if (need <= 4)
+		return 0;
+	if (inode_size > EXT2_GOOD_OLD_INODE_SIZE + 32 + 4 &&
+	    need <= inode_size - EXT2_GOOD_OLD_INODE_SIZE - 32 - 4)
+		return 0;
+	return 1;
+}
 
 /* A directory to read: its path, and its identity for the listing. */
 struct mdir {
@@ -201,14 +206,15 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 			nb = sparse_blocks(fd, m->bs, (uint64_t)st->st_size);
 			close(fd);
 		}
-		need->blocks += nb + xattr_blocks(-1, path, m->isz,
+		need->blocks += nb + xattr_blocks(m, -1, dirfd, d->name, path,
 						  &d->no_xattrs);
 		need->bytes += (uint64_t)st->st_size;
 		return 0;
 	}
 	if (S_ISLNK(st->st_mode) && st->st_size >= 60)
 		need->blocks += ((uint64_t)st->st_size + m->bs - 1) / m->bs;
-	need->blocks += xattr_blocks(-1, path, m->isz, &d->no_xattrs);
+	need->blocks += xattr_blocks(m, -1, dirfd, d->name, path,
+				     &d->no_xattrs);
 	return 0;
 }
 
@@ -271,7 +277,8 @@ static errcode_t measure_dir(struct measure *m, const struct mdir *md,
 	if (fd < 0)
 		return 0;	/* the copy will report it */
 	if (!top)
-		ds->need.blocks += xattr_blocks(fd, md->path, m->isz, &none);
+		ds->need.blocks += xattr_blocks(m, fd, -1, NULL, md->path,
+						&none);
 	if (cp_listing_read(fd, &l)) {
 		close(fd);
 		return 0;	/* the copy will report it */

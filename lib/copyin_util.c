@@ -7,6 +7,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
 
 #include "copyin.h"
 #include "grow.h"
@@ -329,6 +332,35 @@ uint64_t cp_ind_blocks(unsigned blocksize, uint64_t first, uint64_t count,
 	return n;
 }
 
+
+/* listxattrat arrived in Linux 6.13 with the number every architecture
+ * shares for new calls (alpha adds 110); glibc 2.36 has no wrapper. */
+#if defined(__NR_listxattrat)
+#define CP_NR_LISTXATTRAT __NR_listxattrat
+#elif defined(__linux__) && !defined(__alpha__)
+#define CP_NR_LISTXATTRAT 465
+#endif
+
+ssize_t cp_llistxattr_at(int dirfd, const char *name, const char *path,
+			 char *list, size_t size, int *fallback)
+{
+#ifdef CP_NR_LISTXATTRAT
+	if (!__atomic_load_n(fallback, __ATOMIC_RELAXED)) {
+		long n = syscall(CP_NR_LISTXATTRAT, dirfd, name,
+				 AT_SYMLINK_NOFOLLOW, list, size);
+
+		/* an older kernel, or a seccomp filter that refuses it */
+		if (n >= 0 || (errno != ENOSYS && errno != EPERM))
+			return (ssize_t)n;
+		__atomic_store_n(fallback, 1, __ATOMIC_RELAXED);
+	}
+#else
+	(void)dirfd;
+	(void)name;
+	(void)fallback;
+#endif
+	return llistxattr(path, list, size);
+}
 
 /* Reading a source must not change it: a second copy of the same tree
  * would see other atimes. O_NOATIME is refused unless we own the file. */

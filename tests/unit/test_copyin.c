@@ -1,9 +1,15 @@
 /*
  * test_copyin.c: copy-in pieces that need no image — path cleaning (the
  * safety rule for archive paths), device-table parsing, the indirect
- * block count behind auto-size, and the hard-link map.
+ * block count behind auto-size, the hard-link map, and listing a source
+ * entry's xattrs relative to its directory.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/xattr.h>
 #include "unit.h"
 #include "copyin.h"
 
@@ -103,11 +109,48 @@ static void test_linkmap(void)
 	cp_linkmap_free(m);
 }
 
+/* Both ways of listing (the dirfd-relative call and the path fallback)
+ * give the same names; a missing entry is an error either way. */
+static void test_listxattr_at(void)
+{
+	char dir[] = "/tmp/e3-unit-xattr-XXXXXX", path[64], a[256], b[256];
+	ssize_t na, nb;
+	int dfd, fb0 = 0, fb1 = 1, fd;
+
+	if (!mkdtemp(dir))
+		SKIP("no temporary directory");
+	snprintf(path, sizeof(path), "%s/f", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(dfd >= 0);
+	if (setxattr(path, "user.one", "1", 1, 0) < 0 ||
+	    setxattr(path, "user.two", "22", 2, 0) < 0) {
+		unlink(path);
+		rmdir(dir);
+		close(dfd);
+		SKIP("no user xattrs on /tmp");
+	}
+	na = cp_llistxattr_at(dfd, "f", path, a, sizeof(a), &fb0);
+	nb = cp_llistxattr_at(dfd, "f", path, b, sizeof(b), &fb1);
+	CHECK(na == (ssize_t)sizeof("user.one") + (ssize_t)sizeof("user.two"));
+	CHECK(na == nb && memcmp(a, b, (size_t)na) == 0);
+	CHECK(fb1 == 1);
+	errno = 0;
+	CHECK(cp_llistxattr_at(dfd, "nope", "/nonexistent/nope", a, sizeof(a),
+			       &fb0) < 0 && errno == ENOENT);
+	unlink(path);
+	rmdir(dir);
+	close(dfd);
+}
+
 int main(void)
 {
 	RUN(test_path_clean);
 	RUN(test_devtab_lines);
 	RUN(test_indirect_counts);
 	RUN(test_linkmap);
+	RUN(test_listxattr_at);
 	return unit_done();
 }
