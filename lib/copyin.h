@@ -51,6 +51,7 @@ struct file_job;
 
 struct cp_ctx {
 	e3_image_t *img;
+	uid_t euid;			/* ours, for cp_noatime_ok */
 	const struct e3_copyin_opts *o;
 	struct e3_copyin_stats *st;	/* [stat_lock] */
 	pthread_mutex_t stat_lock;
@@ -144,8 +145,18 @@ errcode_t cp_defer_dirattr(struct cp_ctx *c, ext2_ino_t ino,
 			   const struct e3_attr *a);
 void cp_count_file(struct cp_ctx *c, uint64_t bytes, const char *path);
 
-/* openat without touching the source's atime when allowed (+O_CLOEXEC). */
-int cp_openat(int dirfd, const char *name, int flags);
+/* openat without touching the source's atime when allowed (+O_CLOEXEC).
+ * noatime 0: do not even try (see cp_noatime_ok). */
+int cp_openat(int dirfd, const char *name, int flags, int noatime);
+
+/* O_NOATIME needs the file's owner or CAP_FOWNER: for anyone else each
+ * open would fail once first, which doubled the opens of a tree copied
+ * by a user who does not own it (root without CAP_FOWNER still falls
+ * back in cp_openat). */
+static inline int cp_noatime_ok(uid_t euid, uid_t owner)
+{
+	return euid == 0 || euid == owner;
+}
 
 /* qsort comparator for an array of char *. */
 int cp_strcmp_ptr(const void *a, const void *b);

@@ -90,6 +90,7 @@ struct measure {
 	struct cp_listings *keep;	/* own lock; NULL: listings dropped */
 	size_t kept;			/* [lock] bytes of listings kept */
 	int no_xattrat;			/* [atomic] see cp_llistxattr_at */
+	uid_t euid;			/* ours, for cp_noatime_ok */
 };
 
 /* Room for xattrs inside a large inode (after the 32-byte extra fields
@@ -131,6 +132,7 @@ static uint64_t xattr_blocks(struct measure *m, int fd, int dirfd,
 struct mdir {
 	char *path;
 	uint64_t dev, ino;
+	uid_t uid;			/* its owner, for cp_noatime_ok */
 };
 
 /* One directory's worth, summed without the lock. */
@@ -154,6 +156,7 @@ static errcode_t add_subdir(struct dir_sum *ds, const char *path,
 		return ENOMEM;
 	ds->subdirs[ds->nsub].dev = st->st_dev;
 	ds->subdirs[ds->nsub].ino = st->st_ino;
+	ds->subdirs[ds->nsub].uid = st->st_uid;
 	ds->nsub++;
 	return 0;
 }
@@ -202,7 +205,8 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 		/* fewer blocks on disk than the size says: look for holes
 		 * (the only case that needs the file opened) */
 		if ((uint64_t)st->st_blocks * 512 < (uint64_t)st->st_size &&
-		    (fd = cp_openat(dirfd, d->name, O_RDONLY | O_NOFOLLOW)) >= 0) {
+		    (fd = cp_openat(dirfd, d->name, O_RDONLY | O_NOFOLLOW,
+				    cp_noatime_ok(m->euid, st->st_uid))) >= 0) {
 			nb = sparse_blocks(fd, m->bs, (uint64_t)st->st_size);
 			close(fd);
 		}
@@ -273,7 +277,7 @@ static errcode_t measure_dir(struct measure *m, const struct mdir *md,
 	int fd;
 
 	fd = cp_openat(AT_FDCWD, md->path, O_RDONLY | O_DIRECTORY |
-		       (top ? 0 : O_NOFOLLOW));
+		       (top ? 0 : O_NOFOLLOW), cp_noatime_ok(m->euid, md->uid));
 	if (fd < 0)
 		return 0;	/* the copy will report it */
 	if (!top)
@@ -391,7 +395,7 @@ static errcode_t measure_file(struct measure *m, const char *src,
 	} else {
 		struct cp_dent d = { .name = basename(d2) };
 
-		fd = cp_openat(AT_FDCWD, dirname(d1), O_RDONLY | O_DIRECTORY);
+		fd = cp_openat(AT_FDCWD, dirname(d1), O_RDONLY | O_DIRECTORY, 1);
 		err = fd < 0 ? errno : measure_entry(m, &ds, fd, &d, src);
 		if (fd >= 0)
 			close(fd);
@@ -409,7 +413,7 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 			  struct e3_copyin_need *need)
 {
 	struct measure m = { .bs = blocksize, .isz = inode_size, .root = src,
-			     .keep = keep };
+			     .keep = keep, .euid = geteuid() };
 	pthread_t *tids = NULL;
 	unsigned started = 0;
 	struct stat st;
@@ -433,6 +437,7 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 		goto out;
 	}
 	m.stack[0].dev = st.st_dev;
+	m.stack[0].uid = st.st_uid;
 	m.stack[0].ino = st.st_ino;
 	m.n = m.cap = 1;
 	if (threads > 1)

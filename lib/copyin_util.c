@@ -364,11 +364,13 @@ ssize_t cp_llistxattr_at(int dirfd, const char *name, const char *path,
 
 /* Reading a source must not change it: a second copy of the same tree
  * would see other atimes. O_NOATIME is refused unless we own the file. */
-int cp_openat(int dirfd, const char *name, int flags)
+int cp_openat(int dirfd, const char *name, int flags, int noatime)
 {
-	int fd = openat(dirfd, name, flags | O_NOATIME | O_CLOEXEC);
+	int fd = -1;
 
-	if (fd < 0 && errno == EPERM)
+	if (noatime)
+		fd = openat(dirfd, name, flags | O_NOATIME | O_CLOEXEC);
+	if (!noatime || (fd < 0 && errno == EPERM))
 		fd = openat(dirfd, name, flags | O_CLOEXEC);
 	return fd;
 }
