@@ -111,16 +111,24 @@ bool bm_claim(struct e3_alloc *a, blk64_t b)
 
 void bm_release(struct e3_alloc *a, blk64_t b, blk64_t n)
 {
+	bool freed = false;
+
 	for (; n; n--, b++) {
 		uint64_t i = b - a->first, bit = 1ULL << (i % 64);
 
 		if (b < a->first || b >= a->nblocks)
 			continue;
 		if (__atomic_fetch_and(&a->used[i / 64], ~bit,
-				       __ATOMIC_ACQ_REL) & bit)
+				       __ATOMIC_ACQ_REL) & bit) {
 			__atomic_fetch_add(&a->gfree[grp_of(a, b)], 1,
 					   __ATOMIC_RELAXED);
+			freed = true;
+		}
 	}
+	/* after the bits: a search that sees the old count saw them
+	 * cleared, or its resume point is void (alloc_int.h) */
+	if (freed)
+		__atomic_fetch_add(&a->free_gen, 1, __ATOMIC_RELEASE);
 }
 
 /* Shared word scan: the first set bit of f(k) at index >= i and <= e. */

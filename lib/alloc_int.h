@@ -42,6 +42,19 @@ struct e3_alloc {
 	pthread_mutex_t rsv_lock;
 	struct rsv_set set;		/* [rsv_lock] */
 
+	/* Where a size-hinted search from a goal may start (find_run): no
+	 * block in [goal, resume) was free and outside every window when the
+	 * search that recorded it began, and none has become so while
+	 * free_gen has not moved since. A bulk load's searches start at
+	 * their group's first block and would otherwise step over every
+	 * file written and every window booked since, on each booking. */
+	uint64_t free_gen;		/* [atomic] bumped after blocks are
+					   released or leave a window */
+	struct e3_resume {
+		blk64_t goal, resume;
+		uint64_t gen;
+	} resume[16];			/* [rsv_lock] by goal's group */
+
 	pthread_mutex_t defer_lock;	/* leaf lock */
 	struct e3_extent *defer;	/* [defer_lock] freed, not committed */
 	size_t ndefer, capdefer;	/* [defer_lock] */

@@ -41,6 +41,7 @@
  * avoid windows but not headroom, so booked hinted placement does not
  * depend on unhinted files' growth estimates.
  */
+#include <assert.h>
 #include <errno.h>
 
 #include "alloc_int.h"
@@ -150,6 +151,22 @@ static uint32_t growth_headroom(uint64_t size)
 	return (uint32_t)h;
 }
 
+/* r's range is about to leave the set (or change): its blocks still free
+ * become free and outside every window, which voids the resume points
+ * of hinted searches (alloc_int.h). rsv_lock held. */
+static void window_leaves(struct e3_alloc *a, struct e3_rsv *r)
+{
+	if (r->linked && r != &a->set.dummy &&
+	    bm_next_free(a, r->start, r->end) != E3_NOBLK)
+		__atomic_fetch_add(&a->free_gen, 1, __ATOMIC_RELEASE);
+}
+
+static void window_unlink(struct e3_alloc *a, struct e3_rsv *r)
+{
+	window_leaves(a, r);
+	rsv_set_remove(&a->set, r);
+}
+
 /* ext3's alloc_new_reservation + find_next_reservable_window: book a window
  * in group [gs, ge] from goal (or the group start) in the first gap big
  * enough, then check the bitmap has a free block in it; if the first free
@@ -201,13 +218,14 @@ static int new_window(struct e3_alloc *a, struct e3_rsv *r, blk64_t gs,
 			rsv = next;
 		}
 		if (prev != r) {
-			rsv_set_remove(&a->set, r);
+			window_unlink(a, r);
 			r->start = cur;
 			r->end = cur + size - 1 < a->nblocks ? cur + size - 1
 				: a->nblocks - 1;
 			if (rsv_set_insert(&a->set, r, prev))
 				goto fail;
 		} else {	/* our own window slides forward */
+			window_leaves(a, r);
 			r->start = cur;
 			r->end = cur + size - 1 < a->nblocks ? cur + size - 1
 				: a->nblocks - 1;
@@ -226,7 +244,7 @@ static int new_window(struct e3_alloc *a, struct e3_rsv *r, blk64_t gs,
 		search = b;
 	}
 fail:
-	rsv_set_remove(&a->set, r);
+	window_unlink(a, r);
 	r->start = r->end = 0;
 	pthread_mutex_unlock(&a->rsv_lock);
 	return -1;
@@ -333,17 +351,25 @@ static errcode_t alloc_ext3(struct e3_alloc *a, struct e3_rsv *r,
  * cut at the next window before the bitmap is scanned, so a bulk load
  * whose booked windows still read as free costs one window step each, not
  * a scan of all the free space behind them per window. */
-static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
-		     bool cross_meta, struct e3_extent *best)
+static bool find_run_from(struct e3_alloc *a, blk64_t goal, blk64_t want,
+			  bool cross_meta, struct e3_extent *best, bool resume)
 {
+	uint64_t gen = __atomic_load_n(&a->free_gen, __ATOMIC_ACQUIRE);
+	struct e3_resume *rp = &a->resume[grp_of(a, goal) % 16];
+	blk64_t first = E3_NOBLK;	/* pass 0's first candidate */
+	bool found = false;
+
 	best->n = 0;
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 2 && !found; pass++) {
 		blk64_t cur = pass ? a->first : goal;
 		blk64_t limit = pass ? goal - 1 : a->nblocks - 1;
 		struct e3_rsv *w = NULL;
 
 		if (pass && goal == a->first)
 			break;
+		if (resume && !pass && rp->gen == gen && rp->goal == goal &&
+		    rp->resume > cur)
+			cur = rp->resume;
 		while (cur <= limit) {
 			blk64_t s = bm_next_free(a, cur, limit), o, e, wl, ol, n;
 			struct e3_rsv *nx;
@@ -361,6 +387,8 @@ static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 				cur = w->end + 1;
 				continue;
 			}
+			if (!pass && first == E3_NOBLK)
+				first = s;
 			nx = rsv_set_next(&a->set, w);
 			wl = nx && nx->start <= limit ? nx->start - 1 : limit;
 			/* without metadata to cross, want blocks past s are
@@ -384,19 +412,37 @@ static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
 				if (o == E3_NOBLK && n)
 					o = bm_nth_free(a, s, e, n);
 			}
-			if (n >= want) {
+			if (n > best->n || n >= want) {
 				best->start = s;
 				best->n = o - s + 1;
-				return true;
 			}
-			if (n > best->n) {
-				best->start = s;
-				best->n = o - s + 1;
+			if (n >= want) {
+				found = true;
+				break;
 			}
 			cur = e + 1;
 		}
+		if (resume && !pass) {	/* nothing before first, or to the end */
+			rp->goal = goal;
+			rp->gen = gen;
+			rp->resume = first != E3_NOBLK ? first : a->nblocks;
+		}
 	}
-	return false;
+	return found;
+}
+
+static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
+		     bool cross_meta, struct e3_extent *best)
+{
+	bool found = find_run_from(a, goal, want, cross_meta, best, true);
+#ifndef NDEBUG
+	/* the resume point only skips what holds no candidate */
+	struct e3_extent full;
+
+	assert(find_run_from(a, goal, want, cross_meta, &full, false) == found);
+	assert(full.n == best->n && (!full.n || full.start == best->start));
+#endif
+	return found;
 }
 
 /* The next run for a hinted file: inside one group if the file (or what
@@ -424,7 +470,7 @@ static void drop_chain(struct e3_alloc *a, struct e3_rsv *r)
 		struct e3_rsv *c = r->chain;
 
 		r->chain = c->chain;
-		rsv_set_remove(&a->set, c);
+		window_unlink(a, c);
 		free(c);
 	}
 }
@@ -445,7 +491,7 @@ static int book_hinted(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal)
 
 	pthread_mutex_lock(&a->rsv_lock);
 	drop_chain(a, r);
-	rsv_set_remove(&a->set, r);
+	window_unlink(a, r);
 	r->start = r->end = 0;
 	rsv_set_headroom(&a->set, r, 0);
 	while (left && booked < MAX_CHAIN && pick_run(a, goal, left, &s, &e)) {
@@ -477,8 +523,8 @@ static void next_in_chain(struct e3_alloc *a, struct e3_rsv *r)
 	struct e3_rsv *c = r->chain;
 
 	pthread_mutex_lock(&a->rsv_lock);
-	rsv_set_remove(&a->set, r);
-	rsv_set_remove(&a->set, c);
+	window_unlink(a, r);
+	window_unlink(a, c);
 	r->start = c->start;
 	r->end = c->end;
 	r->chain = c->chain;
@@ -522,7 +568,7 @@ void alloc_discard(struct e3_alloc *a, struct e3_rsv *r)
 {
 	pthread_mutex_lock(&a->rsv_lock);
 	drop_chain(a, r);
-	rsv_set_remove(&a->set, r);
+	window_unlink(a, r);
 	r->start = r->end = 0;
 	pthread_mutex_unlock(&a->rsv_lock);
 }

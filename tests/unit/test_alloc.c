@@ -407,6 +407,55 @@ static void test_fallback_into_windows(void)
 	drop_image(img);
 }
 
+/* A hinted search resumes where the last one from the same goal found
+ * its first free block, until blocks are released or leave a window:
+ * first fit must still find them. */
+static void test_resume_point(void)
+{
+	struct e3_image *img;
+	struct e3_rsv r[7];
+	blk64_t s, got, b_start, f_start;
+
+	CHECK(make_image("8M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	/* a, b, c written whole and closed; d booked after them */
+	for (int i = 0; i < 3; i++) {
+		e3_rsv_init(img->alloc, &r[i], 12, 10, 0);
+		CHECK_OK(e3_rsv_book(img->alloc, &r[i],
+				     e3_rsv_goal(img->alloc, &r[i])));
+		CHECK_OK(e3_alloc_blocks(img->alloc, &r[i], r[i].start, 10,
+					 &s, &got));
+		CHECK(got == 10);
+		if (i > 0)
+			CHECK(r[i].start == r[i - 1].end + 1);
+	}
+	b_start = r[1].start;
+	for (int i = 0; i < 3; i++)
+		e3_rsv_discard(img->alloc, &r[i]);
+	e3_rsv_init(img->alloc, &r[3], 12, 10, 0);
+	CHECK_OK(e3_rsv_book(img->alloc, &r[3], e3_rsv_goal(img->alloc, &r[3])));
+	CHECK(r[3].start == b_start + 20);
+	/* b's blocks come back: the next file fills them */
+	e3_alloc_unclaim(img->alloc, b_start, 10);
+	e3_rsv_init(img->alloc, &r[4], 12, 10, 0);
+	CHECK_OK(e3_rsv_book(img->alloc, &r[4], e3_rsv_goal(img->alloc, &r[4])));
+	CHECK(r[4].start == b_start);
+	/* f books 5 blocks and goes without using them: g gets them */
+	e3_rsv_init(img->alloc, &r[5], 12, 5, 0);
+	CHECK_OK(e3_rsv_book(img->alloc, &r[5], e3_rsv_goal(img->alloc, &r[5])));
+	f_start = r[5].start;
+	e3_rsv_discard(img->alloc, &r[5]);
+	e3_rsv_init(img->alloc, &r[6], 12, 5, 0);
+	CHECK_OK(e3_rsv_book(img->alloc, &r[6], e3_rsv_goal(img->alloc, &r[6])));
+	CHECK(r[6].start == f_start);
+	for (int i = 3; i < 7; i++)
+		e3_rsv_discard(img->alloc, &r[i]);
+	CHECK(tree_ok(img));
+	drop_image(img);
+}
+
 /* Blocks freed in a transaction come back only after e3_alloc_committed,
  * whether freed directly or through libext2fs (the stats hook). */
 static void test_deferred_free(void)
@@ -998,6 +1047,7 @@ int main(void)
 	RUN(test_script_none);
 	RUN(test_window_growth);
 	RUN(test_fallback_into_windows);
+	RUN(test_resume_point);
 	RUN(test_deferred_free);
 	RUN(test_hook_mkdir);
 	RUN(test_ialloc_spread);
