@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/copyin.sh [--quick] [--runs N] [--only disk|shm]
+# bench/copyin.sh [--quick] [--runs N] [--only disk|shm] [--corpus NAME]
+#                  [--tools "TOOL..."]
 # Copy-in, side by side in one run: e3cp -j1, e3cp -j2, e3mkfs -d,
 # mke2fs -t ext3 -d, genext2fs + tune2fs -j, and (root) cp -a onto a loop
 # mount, on the three corpora of bench/mkcorpus.sh; the image on disk
@@ -12,13 +13,15 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$top/misc:/sbin:/usr/sbin:$PATH"
-quick="" runs=3 only=""
+quick="" runs=3 only="" corpora="real small big" pick=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=--quick; runs=1 ;;
 	--runs) runs=$2; shift ;;
 	--only) only=$2; shift ;;
-	*) echo "usage: $0 [--quick] [--runs N] [--only disk|shm]" >&2; exit 2 ;;
+	--corpus) corpora=$2; shift ;;
+	--tools) pick=$2; shift ;;
+	*) echo "usage: $0 [--quick] [--runs N] [--only disk|shm] [--corpus real|small|big] [--tools \"e3cp-j1 e3cp-j2 e3mkfs-d mke2fs-d genext2fs cp-a\"]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -57,6 +60,7 @@ run_one() {	# TOOL SRC IMG MIB INODES -> "wall rss_kib"
 
 tools="e3cp-j1 e3cp-j2 e3mkfs-d mke2fs-d genext2fs"
 [ "$(id -u)" -eq 0 ] && tools="$tools cp-a"
+[ -n "$pick" ] && tools=$pick
 places="disk shm"
 [ -n "$only" ] && places=$only
 
@@ -65,7 +69,7 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for where in $places; do
 	if [ "$where" = shm ]; then base=/dev/shm/e3bench; else base=/tmp/e3bench-img; fi
 	mkdir -p "$base"
-	for c in real small big; do
+	for c in $corpora; do
 		src=$corpus/$c
 		files=$(find "$src" | wc -l)
 		bytes=$(du -sb "$src" | cut -f1)
