@@ -125,8 +125,9 @@ void bm_release(struct e3_alloc *a, blk64_t b, blk64_t n)
 			freed = true;
 		}
 	}
-	/* after the bits: a search that sees the old count saw them
-	 * cleared, or its resume point is void (alloc_int.h) */
+	/* after the bits: a search that reads the new count sees them
+	 * cleared; one that overlaps this release may miss them, as a
+	 * search that ran just before it would have (alloc_int.h) */
 	if (freed)
 		__atomic_fetch_add(&a->free_gen, 1, __ATOMIC_RELEASE);
 }

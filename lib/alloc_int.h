@@ -44,10 +44,13 @@ struct e3_alloc {
 
 	/* Where a size-hinted search from a goal may start (find_run): no
 	 * block in [goal, resume) was free and outside every window when the
-	 * search that recorded it began, and none has become so while
-	 * free_gen has not moved since. A bulk load's searches start at
-	 * their group's first block and would otherwise step over every
-	 * file written and every window booked since, on each booking. */
+	 * search that recorded it began, and free_gen is bumped after every
+	 * release and every window that leaves with free blocks, which voids
+	 * the point (a search that overlaps a release may still miss its
+	 * blocks, as one that ran just before it would). A bulk load's
+	 * searches start at their group's first block and would otherwise
+	 * step over every file written and every window booked since, on
+	 * each booking. */
 	uint64_t free_gen;		/* [atomic] bumped after blocks are
 					   released or leave a window */
 	struct e3_resume {

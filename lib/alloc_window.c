@@ -41,7 +41,6 @@
  * avoid windows but not headroom, so booked hinted placement does not
  * depend on unhinted files' growth estimates.
  */
-#include <assert.h>
 #include <errno.h>
 
 #include "alloc_int.h"
@@ -350,9 +349,12 @@ static errcode_t alloc_ext3(struct e3_alloc *a, struct e3_rsv *r,
  * Windows and the bitmap are walked forward together: each free stretch is
  * cut at the next window before the bitmap is scanned, so a bulk load
  * whose booked windows still read as free costs one window step each, not
- * a scan of all the free space behind them per window. */
-static bool find_run_from(struct e3_alloc *a, blk64_t goal, blk64_t want,
-			  bool cross_meta, struct e3_extent *best, bool resume)
+ * a scan of all the free space behind them per window; and the search
+ * starts at the goal's resume point (alloc_int.h) when it still holds,
+ * which skips only blocks that cannot be candidates: the result is the
+ * same. */
+static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
+		     bool cross_meta, struct e3_extent *best)
 {
 	uint64_t gen = __atomic_load_n(&a->free_gen, __ATOMIC_ACQUIRE);
 	struct e3_resume *rp = &a->resume[grp_of(a, goal) % 16];
@@ -367,7 +369,7 @@ static bool find_run_from(struct e3_alloc *a, blk64_t goal, blk64_t want,
 
 		if (pass && goal == a->first)
 			break;
-		if (resume && !pass && rp->gen == gen && rp->goal == goal &&
+		if (!pass && rp->gen == gen && rp->goal == goal &&
 		    rp->resume > cur)
 			cur = rp->resume;
 		while (cur <= limit) {
@@ -422,26 +424,12 @@ static bool find_run_from(struct e3_alloc *a, blk64_t goal, blk64_t want,
 			}
 			cur = e + 1;
 		}
-		if (resume && !pass) {	/* nothing before first, or to the end */
+		if (!pass) {	/* nothing before first, or to the end */
 			rp->goal = goal;
 			rp->gen = gen;
 			rp->resume = first != E3_NOBLK ? first : a->nblocks;
 		}
 	}
-	return found;
-}
-
-static bool find_run(struct e3_alloc *a, blk64_t goal, blk64_t want,
-		     bool cross_meta, struct e3_extent *best)
-{
-	bool found = find_run_from(a, goal, want, cross_meta, best, true);
-#ifndef NDEBUG
-	/* the resume point only skips what holds no candidate */
-	struct e3_extent full;
-
-	assert(find_run_from(a, goal, want, cross_meta, &full, false) == found);
-	assert(full.n == best->n && (!full.n || full.start == best->start));
-#endif
 	return found;
 }
 
@@ -524,13 +512,17 @@ static void next_in_chain(struct e3_alloc *a, struct e3_rsv *r)
 
 	pthread_mutex_lock(&a->rsv_lock);
 	window_unlink(a, r);
-	window_unlink(a, c);
+	/* c's range stays reserved, under r, unless that fails */
+	rsv_set_remove(&a->set, c);
 	r->start = c->start;
 	r->end = c->end;
 	r->chain = c->chain;
 	r->alloc_hit = 0;
-	if (rsv_set_insert(&a->set, r, NULL))
+	if (rsv_set_insert(&a->set, r, NULL)) {
+		if (bm_next_free(a, r->start, r->end) != E3_NOBLK)
+			__atomic_fetch_add(&a->free_gen, 1, __ATOMIC_RELEASE);
 		r->start = r->end = 0;
+	}
 	pthread_mutex_unlock(&a->rsv_lock);
 	free(c);
 }

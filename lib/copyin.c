@@ -489,7 +489,7 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 	c->o = o;
 	c->st = st;
 	c->epoch = o->clamp_time;
-	c->euid = geteuid();
+	cp_noatime_init(&c->noatime);
 	c->ordered = o->reproducible;
 	c->order_lag = CP_ORDER_LAG;	/* never from -j: layout would follow it */
 	pthread_mutex_init(&c->stat_lock, NULL);

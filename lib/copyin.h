@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "e3img.h"
 #include "workq.h"
 
@@ -46,12 +47,34 @@ struct cp_dirattr {
 	struct e3_attr attr;
 };
 
+/* O_NOATIME needs the file's owner or CAP_FOWNER. Asked for our own
+ * files always; for others' only until it is first refused, so that a
+ * user without the capability does not pay a failed open per file (which
+ * doubled the opens of a tree copied by a user who does not own it),
+ * and one with it (root, as a rule) keeps the atimes untouched. */
+struct cp_noatime {
+	uid_t euid;
+	int others;			/* [atomic] 1 until refused */
+};
+
+static inline void cp_noatime_init(struct cp_noatime *n)
+{
+	n->euid = geteuid();
+	n->others = 1;
+}
+
+/* cp_openat's latch for a file of this owner (NULL: always ask). */
+static inline int *cp_noatime_for(struct cp_noatime *n, uid_t owner)
+{
+	return n->euid == owner ? NULL : &n->others;
+}
+
 /* The engine's state for one e3_copyin_run. */
 struct file_job;
 
 struct cp_ctx {
 	e3_image_t *img;
-	uid_t euid;			/* ours, for cp_noatime_ok */
+	struct cp_noatime noatime;	/* for cp_openat */
 	const struct e3_copyin_opts *o;
 	struct e3_copyin_stats *st;	/* [stat_lock] */
 	pthread_mutex_t stat_lock;
@@ -145,18 +168,9 @@ errcode_t cp_defer_dirattr(struct cp_ctx *c, ext2_ino_t ino,
 			   const struct e3_attr *a);
 void cp_count_file(struct cp_ctx *c, uint64_t bytes, const char *path);
 
-/* openat without touching the source's atime when allowed (+O_CLOEXEC).
- * noatime 0: do not even try (see cp_noatime_ok). */
-int cp_openat(int dirfd, const char *name, int flags, int noatime);
-
-/* O_NOATIME needs the file's owner or CAP_FOWNER: for anyone else each
- * open would fail once first, which doubled the opens of a tree copied
- * by a user who does not own it (root without CAP_FOWNER still falls
- * back in cp_openat). */
-static inline int cp_noatime_ok(uid_t euid, uid_t owner)
-{
-	return euid == 0 || euid == owner;
-}
+/* openat (+O_CLOEXEC) without touching the source's atime when allowed:
+ * O_NOATIME is asked for unless *latch is 0, and a refusal clears it. */
+int cp_openat(int dirfd, const char *name, int flags, int *latch);
 
 /* qsort comparator for an array of char *. */
 int cp_strcmp_ptr(const void *a, const void *b);

@@ -90,7 +90,7 @@ struct measure {
 	struct cp_listings *keep;	/* own lock; NULL: listings dropped */
 	size_t kept;			/* [lock] bytes of listings kept */
 	int no_xattrat;			/* [atomic] see cp_llistxattr_at */
-	uid_t euid;			/* ours, for cp_noatime_ok */
+	struct cp_noatime noatime;	/* for cp_openat */
 };
 
 /* Room for xattrs inside a large inode (after the 32-byte extra fields
@@ -132,7 +132,7 @@ static uint64_t xattr_blocks(struct measure *m, int fd, int dirfd,
 struct mdir {
 	char *path;
 	uint64_t dev, ino;
-	uid_t uid;			/* its owner, for cp_noatime_ok */
+	uid_t uid;			/* its owner, for cp_noatime_for */
 };
 
 /* One directory's worth, summed without the lock. */
@@ -206,7 +206,7 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 		 * (the only case that needs the file opened) */
 		if ((uint64_t)st->st_blocks * 512 < (uint64_t)st->st_size &&
 		    (fd = cp_openat(dirfd, d->name, O_RDONLY | O_NOFOLLOW,
-				    cp_noatime_ok(m->euid, st->st_uid))) >= 0) {
+				    cp_noatime_for(&m->noatime, st->st_uid))) >= 0) {
 			nb = sparse_blocks(fd, m->bs, (uint64_t)st->st_size);
 			close(fd);
 		}
@@ -277,7 +277,8 @@ static errcode_t measure_dir(struct measure *m, const struct mdir *md,
 	int fd;
 
 	fd = cp_openat(AT_FDCWD, md->path, O_RDONLY | O_DIRECTORY |
-		       (top ? 0 : O_NOFOLLOW), cp_noatime_ok(m->euid, md->uid));
+		       (top ? 0 : O_NOFOLLOW),
+		       cp_noatime_for(&m->noatime, md->uid));
 	if (fd < 0)
 		return 0;	/* the copy will report it */
 	if (!top)
@@ -395,7 +396,8 @@ static errcode_t measure_file(struct measure *m, const char *src,
 	} else {
 		struct cp_dent d = { .name = basename(d2) };
 
-		fd = cp_openat(AT_FDCWD, dirname(d1), O_RDONLY | O_DIRECTORY, 1);
+		fd = cp_openat(AT_FDCWD, dirname(d1), O_RDONLY | O_DIRECTORY,
+			       NULL);
 		err = fd < 0 ? errno : measure_entry(m, &ds, fd, &d, src);
 		if (fd >= 0)
 			close(fd);
@@ -413,12 +415,13 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 			  struct e3_copyin_need *need)
 {
 	struct measure m = { .bs = blocksize, .isz = inode_size, .root = src,
-			     .keep = keep, .euid = geteuid() };
+			     .keep = keep };
 	pthread_t *tids = NULL;
 	unsigned started = 0;
 	struct stat st;
 	errcode_t err;
 
+	cp_noatime_init(&m.noatime);
 	memset(need, 0, sizeof(*need));
 	if (stat(src, &st) < 0)
 		return errno;

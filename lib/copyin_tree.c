@@ -155,7 +155,7 @@ struct file_job {
 	const char *name;		/* the last component of path */
 	ext2_ino_t parent;		/* the image directory it is in */
 	errcode_t open_err;		/* the worker could not open it */
-	int noatime;			/* worth asking for O_NOATIME */
+	int *noatime;			/* cp_openat's latch */
 	uint64_t size;
 	int dense;			/* as many bytes on disk as in size */
 	char *path;
@@ -583,7 +583,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 		fd = -1;
 	} else {
 		fd = cp_openat(dirfd, name, SRC_OPEN_FLAGS,
-			       cp_noatime_ok(c->euid, st->st_uid));
+			       cp_noatime_for(&c->noatime, st->st_uid));
 		if (fd < 0) {
 			cp_skip(c, path, errno);
 			return 0;
@@ -617,7 +617,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	*j = (struct file_job){ .c = c, .f = f, .fd = fd,
 				.dir = fd < 0 ? dir_get(w->dir) : NULL,
 				.parent = parent,
-				.noatime = cp_noatime_ok(c->euid, st->st_uid),
+				.noatime = cp_noatime_for(&c->noatime, st->st_uid),
 				.size = (uint64_t)st->st_size,
 				.dense = size_hint(st) == (uint64_t)st->st_size,
 				.path = pcopy };
@@ -718,7 +718,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 	switch (st.st_mode & S_IFMT) {
 	case S_IFDIR:
 		fd = cp_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
-			       cp_noatime_ok(c->euid, st.st_uid));
+			       cp_noatime_for(&c->noatime, st.st_uid));
 		if (fd < 0) {
 			cp_skip(c, path, errno);
 			return 0;
@@ -835,7 +835,7 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		goto out;
 	if (S_ISDIR(st.st_mode)) {
 		fd = cp_openat(AT_FDCWD, src, O_RDONLY | O_DIRECTORY,
-			       cp_noatime_ok(c->euid, st.st_uid));
+			       cp_noatime_for(&c->noatime, st.st_uid));
 		if (fd < 0) {
 			err = errno;
 			goto out;
@@ -867,7 +867,8 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 			base = basename(dup2);
 			struct cp_dent d = { .name = base };
 
-			fd = cp_openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, 1);
+			fd = cp_openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY,
+				       NULL);
 			err = fd < 0 ? errno : copy_entry(&w, fd, &d, dest, src, 0);
 			if (fd >= 0)
 				close(fd);

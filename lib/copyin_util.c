@@ -364,14 +364,18 @@ ssize_t cp_llistxattr_at(int dirfd, const char *name, const char *path,
 
 /* Reading a source must not change it: a second copy of the same tree
  * would see other atimes. O_NOATIME is refused unless we own the file. */
-int cp_openat(int dirfd, const char *name, int flags, int noatime)
+int cp_openat(int dirfd, const char *name, int flags, int *latch)
 {
+	int ask = !latch || __atomic_load_n(latch, __ATOMIC_RELAXED);
 	int fd = -1;
 
-	if (noatime)
+	if (ask)
 		fd = openat(dirfd, name, flags | O_NOATIME | O_CLOEXEC);
-	if (!noatime || (fd < 0 && errno == EPERM))
+	if (!ask || (fd < 0 && errno == EPERM)) {
+		if (ask && latch)
+			__atomic_store_n(latch, 0, __ATOMIC_RELAXED);
 		fd = openat(dirfd, name, flags | O_CLOEXEC);
+	}
 	return fd;
 }
 

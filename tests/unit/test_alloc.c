@@ -413,7 +413,7 @@ static void test_fallback_into_windows(void)
 static void test_resume_point(void)
 {
 	struct e3_image *img;
-	struct e3_rsv r[7];
+	struct e3_rsv r[8];
 	blk64_t s, got, b_start, f_start;
 
 	CHECK(make_image("8M") == 0);
@@ -442,15 +442,19 @@ static void test_resume_point(void)
 	e3_rsv_init(img->alloc, &r[4], 12, 10, 0);
 	CHECK_OK(e3_rsv_book(img->alloc, &r[4], e3_rsv_goal(img->alloc, &r[4])));
 	CHECK(r[4].start == b_start);
-	/* f books 5 blocks and goes without using them: g gets them */
+	/* f books 5 blocks and h the next 5 (the resume point moves past
+	 * f); f goes without using its blocks: g gets them */
 	e3_rsv_init(img->alloc, &r[5], 12, 5, 0);
 	CHECK_OK(e3_rsv_book(img->alloc, &r[5], e3_rsv_goal(img->alloc, &r[5])));
 	f_start = r[5].start;
-	e3_rsv_discard(img->alloc, &r[5]);
 	e3_rsv_init(img->alloc, &r[6], 12, 5, 0);
 	CHECK_OK(e3_rsv_book(img->alloc, &r[6], e3_rsv_goal(img->alloc, &r[6])));
-	CHECK(r[6].start == f_start);
-	for (int i = 3; i < 7; i++)
+	CHECK(r[6].start == f_start + 5);
+	e3_rsv_discard(img->alloc, &r[5]);
+	e3_rsv_init(img->alloc, &r[7], 12, 5, 0);
+	CHECK_OK(e3_rsv_book(img->alloc, &r[7], e3_rsv_goal(img->alloc, &r[7])));
+	CHECK(r[7].start == f_start);
+	for (int i = 3; i < 8; i++)
 		e3_rsv_discard(img->alloc, &r[i]);
 	CHECK(tree_ok(img));
 	drop_image(img);
