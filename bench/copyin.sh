@@ -9,7 +9,9 @@
 # runs (default 3), files/s, MB/s, peak RSS, e2fsck's non-contiguous %,
 # runs per file and excess runs (bench/cplayout), and the write bound (the
 # corpus' bytes written once to the same place, synced; also a median),
-# with each tool's time over it (the median of the per-round ratios).
+# with each tool's time over it (the median of the per-round ratios), and
+# the MiB each wrote to the disk (the device's counter, other writers
+# included: a quiet machine is assumed).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$top/misc:/sbin:/usr/sbin:$PATH"
@@ -47,14 +49,26 @@ tool_cmd() {
 	esac
 }
 
-run_one() {	# TOOL SRC IMG MIB INODES -> "wall rss_kib"
-	local cmd
+# Sectors written so far to the block device under directory $1 (its
+# stat file's 7th field), or nothing on tmpfs.
+dev_written() {
+	local dev
+	dev=$(df --output=source "$1" 2>/dev/null | tail -1)
+	dev=${dev#/dev/}
+	[ -r "/sys/class/block/$dev/stat" ] && awk '{print $7}' "/sys/class/block/$dev/stat"
+}
+
+run_one() {	# TOOL SRC IMG MIB INODES -> "wall rss_kib disk_mib"
+	local cmd w0 w1
 	cmd=$(tool_cmd "$@")
 	rm -f "$3"; mkdir -p "$3.mnt"
 	sync
+	w0=$(dev_written "$(dirname "$3")")
 	/usr/bin/time -f '%e %M' -o "$3.time" bash -c "$cmd && sync -f $3" >/dev/null 2>&1 ||
 		echo "failed: $cmd" >&2
-	tail -1 "$3.time"
+	sync
+	w1=$(dev_written "$(dirname "$3")")
+	echo "$(tail -1 "$3.time") $([ -n "$w0" ] && echo $(( (w1 - w0) * 512 / 1048576 )) || echo -)"
 	rm -f "$3.time"
 }
 
@@ -64,8 +78,8 @@ tools="e3cp-j1 e3cp-j2 e3mkfs-d mke2fs-d genext2fs"
 places="disk shm"
 [ -n "$only" ] && places=$only
 
-echo "| where | corpus | tool | wall s | files/s | MB/s | peak RSS MiB | non-contig % | runs/file | excess runs | x write bound |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| where | corpus | tool | wall s | files/s | MB/s | peak RSS MiB | non-contig % | runs/file | excess runs | x write bound | MiB to disk |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for where in $places; do
 	if [ "$where" = shm ]; then base=/dev/shm/e3bench; else base=/tmp/e3bench-img; fi
 	mkdir -p "$base"
@@ -79,20 +93,25 @@ for where in $places; do
 		# bytes once, to the same place, synced) and then runs every
 		# tool once, so a slow spell of the disk hits all of them alike
 		# and each tool's ratio to the write bound is paired by round.
-		declare -A walls=() rss=() ratios=() rows=()
-		wbs=""
+		declare -A walls=() rss=() ratios=() rows=() disk=()
+		wbs="" wbds=""
 		for r in $(seq 1 "$runs"); do
 			sync
+			w0=$(dev_written "$base")
 			/usr/bin/time -f '%e' -o "$base/wb.time" dd if=/dev/zero of="$base/wb" \
 				bs=1M count=$((bytes / 1048576 + 1)) conv=fsync status=none
+			sync
+			w1=$(dev_written "$base")
 			wb=$(tail -1 "$base/wb.time")
 			wbs="$wbs $wb"
+			[ -n "$w0" ] && wbds="$wbds $(( (w1 - w0) * 512 / 1048576 ))"
 			rm -f "$base/wb" "$base/wb.time"
 			for t in $tools; do
 				img=$base/$c-$t.img
-				read -r w m < <(run_one "$t" "$src" "$img" "$mib" "$ino")
+				read -r w m d < <(run_one "$t" "$src" "$img" "$mib" "$ino")
 				walls[$t]="${walls[$t]:-} $w"
 				rss[$t]="${rss[$t]:-} $m"
+				disk[$t]="${disk[$t]:-} $d"
 				ratios[$t]="${ratios[$t]:-} $(awk -v w="$w" -v b="$wb" 'BEGIN{printf "%.3f", (b > 0 ? w / b : 0)}')"
 				if [ "$r" -eq "$runs" ]; then	# layout of the last run
 					nc=$(e2fsck -fn "$img" 2>/dev/null | sed -n 's/.*(\([0-9.]*\)% non-contiguous).*/\1/p')
@@ -103,19 +122,22 @@ for where in $places; do
 			done
 		done
 		wb=$(tr ' ' '\n' <<<"$wbs" | grep . | median)
-		echo "| $where | $c | write bound | $wb | | $(awk -v b="$bytes" -v t="$wb" 'BEGIN{printf "%.0f", (t > 0 ? b / t / 1e6 : 0)}') | | | | | 1.00 |"
+		wbd=$(tr ' ' '\n' <<<"$wbds" | grep -v '^-*$' | median)
+		echo "| $where | $c | write bound | $wb | | $(awk -v b="$bytes" -v t="$wb" 'BEGIN{printf "%.0f", (t > 0 ? b / t / 1e6 : 0)}') | | | | | 1.00 | ${wbd:--} |"
 		for t in $tools; do
 			w=$(tr ' ' '\n' <<<"${walls[$t]}" | grep . | median)
 			m=$(tr ' ' '\n' <<<"${rss[$t]}" | grep . | median)
 			x=$(tr ' ' '\n' <<<"${ratios[$t]}" | grep . | median)
+			dm=$(tr ' ' '\n' <<<"${disk[$t]}" | grep -v '^-*$' | median)
 			read -r nc rpf ex <<<"${rows[$t]}"
 			awk -v where="$where" -v c="$c" -v t="$t" -v w="$w" -v f="$files" \
-			    -v b="$bytes" -v m="$m" -v nc="$nc" -v rpf="$rpf" -v ex="$ex" -v x="$x" 'BEGIN {
-				printf "| %s | %s | %s | %.2f | %.0f | %.0f | %.0f | %s | %s | %s | %.2f |\n",
+			    -v b="$bytes" -v m="$m" -v nc="$nc" -v rpf="$rpf" -v ex="$ex" -v x="$x" \
+			    -v dm="${dm:--}" 'BEGIN {
+				printf "| %s | %s | %s | %.2f | %.0f | %.0f | %.0f | %s | %s | %s | %.2f | %s |\n",
 				where, c, t, w, (w > 0 ? f / w : 0), (w > 0 ? b / w / 1e6 : 0),
-				m / 1024, nc, rpf, ex, x }'
+				m / 1024, nc, rpf, ex, x, dm }'
 		done
-		unset walls rss ratios rows
+		unset walls rss ratios rows disk
 	done
 	rm -rf "$base"
 done
