@@ -333,11 +333,12 @@ uint64_t cp_ind_blocks(unsigned blocksize, uint64_t first, uint64_t count,
 }
 
 
-/* listxattrat arrived in Linux 6.13 with the number every architecture
- * shares for new calls (alpha adds 110); glibc 2.36 has no wrapper. */
+/* listxattrat arrived in Linux 6.13 with the number the architectures
+ * of the common syscall table share for new calls (alpha and MIPS add
+ * their own offsets, so they keep the path); glibc 2.36 has no wrapper. */
 #if defined(__NR_listxattrat)
 #define CP_NR_LISTXATTRAT __NR_listxattrat
-#elif defined(__linux__) && !defined(__alpha__)
+#elif defined(__linux__) && !defined(__alpha__) && !defined(__mips__)
 #define CP_NR_LISTXATTRAT 465
 #endif
 
