@@ -490,11 +490,21 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 	c->st = st;
 	c->epoch = o->clamp_time;
 	cp_noatime_init(&c->noatime);
+	c->egid = getegid();
 	c->ordered = o->reproducible;
 	c->order_lag = CP_ORDER_LAG;	/* never from -j: layout would follow it */
 	pthread_mutex_init(&c->stat_lock, NULL);
 	pthread_mutex_init(&c->order_lock, NULL);
 	pthread_cond_init(&c->order_cond, NULL);
+	c->ngroups = getgroups(0, NULL);
+	if (c->ngroups > 0) {
+		c->groups = calloc((size_t)c->ngroups, sizeof(*c->groups));
+		if (!c->groups)
+			return ENOMEM;
+		c->ngroups = getgroups(c->ngroups, c->groups);
+	}
+	if (c->ngroups < 0)
+		c->ngroups = 0;	/* only steering: fall back to egid */
 	err = cp_linkmap_create(&c->links);
 	if (err)
 		return err;
@@ -518,6 +528,7 @@ static void teardown(struct cp_ctx *c)
 		free(c->bufs[i]);
 	free(c->bufs);
 	cp_linkmap_free(c->links);
+	free(c->groups);
 	free(c->dirs);
 	free(c->cache_path);
 	cp_listings_free(c->listings);

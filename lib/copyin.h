@@ -75,6 +75,8 @@ struct file_job;
 struct cp_ctx {
 	e3_image_t *img;
 	struct cp_noatime noatime;	/* for cp_openat */
+	gid_t egid, *groups;		/* for cp_mode_readable */
+	int ngroups;
 	const struct e3_copyin_opts *o;
 	struct e3_copyin_stats *st;	/* [stat_lock] */
 	pthread_mutex_t stat_lock;
@@ -130,6 +132,10 @@ errcode_t cp_ino_mode(struct cp_ctx *c, ext2_ino_t ino, uint16_t *mode);
  * EPERM from a filter) *fallback is set and path is used from then on. */
 ssize_t cp_llistxattr_at(int dirfd, const char *name, const char *path,
 			 char *list, size_t size, int *fallback);
+
+/* Whether a source's mode bits let us read it (root: always). An ACL
+ * may say otherwise either way: this only steers who opens the file. */
+int cp_mode_readable(const struct cp_ctx *c, const struct stat *st);
 
 /* Whether err says an image lookup found no such name. */
 int cp_is_missing(errcode_t err);

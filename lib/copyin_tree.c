@@ -13,7 +13,10 @@
  * if it had been skipped up front. That holds only where the name was
  * free: a file it would replace (--overwrite) must stay when the source
  * cannot be read, so the scanner opens those, and files with xattrs still
- * to read or with other links (a later name would be linked to it).
+ * to read or with other links (a later name would be linked to it). So
+ * does it those its mode says we cannot read: each removal reads the
+ * whole directory again, and many unreadable files in one big directory
+ * would cost O(n^2) (20,000 files, half of them mode 000: 1.85 s).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -567,9 +570,10 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	errcode_t err;
 	int fd, defer;
 
-	/* the worker opens it when nothing here needs it open and the
-	 * name is free: see the top of the file */
-	defer = !c->ordered && no_xattrs && st->st_nlink == 1 && w->dir;
+	/* the worker opens it when nothing here needs it open, the name is
+	 * free and its mode lets us read it: see the top of the file */
+	defer = !c->ordered && no_xattrs && st->st_nlink == 1 && w->dir &&
+		cp_mode_readable(c, st);
 	if (defer && !fresh) {
 		err = e3_lookup(c->img, parent, name, &old);
 		if (!err)

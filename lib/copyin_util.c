@@ -363,6 +363,20 @@ ssize_t cp_llistxattr_at(int dirfd, const char *name, const char *path,
 	return llistxattr(path, list, size);
 }
 
+int cp_mode_readable(const struct cp_ctx *c, const struct stat *st)
+{
+	uid_t euid = c->noatime.euid;
+	int member = st->st_gid == c->egid;
+
+	if (euid == 0)
+		return 1;
+	if (st->st_uid == euid)
+		return (st->st_mode & S_IRUSR) != 0;
+	for (int i = 0; !member && i < c->ngroups; i++)
+		member = st->st_gid == c->groups[i];
+	return (st->st_mode & (member ? S_IRGRP : S_IROTH)) != 0;
+}
+
 /* Reading a source must not change it: a second copy of the same tree
  * would see other atimes. O_NOATIME is refused unless we own the file. */
 int cp_openat(int dirfd, const char *name, int flags, int *latch)

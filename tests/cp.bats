@@ -420,6 +420,29 @@ PY
 	done
 }
 
+@test "root without its capabilities: a worker's open fails, the entry it was made for goes again" {
+	# uid 0 takes every file for readable, but with an empty bounding
+	# set it cannot read another user's mode-000 file: a worker opens
+	# it (the default mode), fails, and removes the entry
+	local mode
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	command -v setpriv >/dev/null || skip "no setpriv"
+	mkdir -p "$T/nocap"; printf a > "$T/nocap/ok"; printf b > "$T/nocap/denied"
+	chown 65534 "$T/nocap/denied"; chmod 000 "$T/nocap/denied"
+	setpriv --bounding-set -all cat "$T/nocap/denied" 2>/dev/null &&
+		skip "capabilities are not dropped here"
+	for mode in "" --reproducible; do
+		newimg "$T/nocap.img"
+		run setpriv --bounding-set -all "$E3_TOP/misc/e3cp" $mode "$T/nocap" "$T/nocap.img"
+		assert_status 1
+		assert_output_has "denied: skipped: Permission denied"
+		run debugfs -R "ls -p /" "$T/nocap.img"
+		assert_output_has "/ok/"
+		[[ "$output" != *denied* ]]
+		assert_fsck_clean "$T/nocap.img"
+	done
+}
+
 @test "a source file shorter than its stat size is named as the failing entry, in reproducible mode too" {
 	# sysfs attributes claim 4096 bytes and hold a few: the read comes up
 	# short, which is the source's fault, not the image's
