@@ -150,14 +150,20 @@ static uint32_t growth_headroom(uint64_t size)
 	return (uint32_t)h;
 }
 
-/* r's range is about to leave the set (or change): its blocks still free
- * become free and outside every window, which voids the resume points
- * of hinted searches (alloc_int.h). rsv_lock held. */
+/* [start, end] stops being reserved: its blocks still free become free
+ * and outside every window, which voids the resume points of hinted
+ * searches (alloc_int.h). rsv_lock held. */
+static void range_unreserved(struct e3_alloc *a, blk64_t start, blk64_t end)
+{
+	if (bm_next_free(a, start, end) != E3_NOBLK)
+		__atomic_fetch_add(&a->free_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* r's range is about to leave the set (or change). rsv_lock held. */
 static void window_leaves(struct e3_alloc *a, struct e3_rsv *r)
 {
-	if (r->linked && r != &a->set.dummy &&
-	    bm_next_free(a, r->start, r->end) != E3_NOBLK)
-		__atomic_fetch_add(&a->free_gen, 1, __ATOMIC_RELEASE);
+	if (r->linked && r != &a->set.dummy)
+		range_unreserved(a, r->start, r->end);
 }
 
 static void window_unlink(struct e3_alloc *a, struct e3_rsv *r)
@@ -519,8 +525,7 @@ static void next_in_chain(struct e3_alloc *a, struct e3_rsv *r)
 	r->chain = c->chain;
 	r->alloc_hit = 0;
 	if (rsv_set_insert(&a->set, r, NULL)) {
-		if (bm_next_free(a, r->start, r->end) != E3_NOBLK)
-			__atomic_fetch_add(&a->free_gen, 1, __ATOMIC_RELEASE);
+		range_unreserved(a, r->start, r->end);
 		r->start = r->end = 0;
 	}
 	pthread_mutex_unlock(&a->rsv_lock);
