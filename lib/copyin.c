@@ -508,15 +508,6 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 	err = cp_linkmap_create(&c->links);
 	if (err)
 		return err;
-	c->bufs = calloc(threads, sizeof(*c->bufs));
-	if (!c->bufs)
-		return ENOMEM;
-	c->nbufs = threads;
-	for (unsigned i = 0; i < threads; i++) {
-		c->bufs[i] = malloc(CP_BUF_SIZE);
-		if (!c->bufs[i])
-			return ENOMEM;
-	}
 	/* a few jobs per worker keep them busy; more would only hold fds */
 	return e3_workq_create(threads, threads * 2, &c->wq);
 }
@@ -524,9 +515,6 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 static void teardown(struct cp_ctx *c)
 {
 	e3_workq_destroy(c->wq);
-	for (unsigned i = 0; c->bufs && i < c->nbufs; i++)
-		free(c->bufs[i]);
-	free(c->bufs);
 	cp_linkmap_free(c->links);
 	free(c->groups);
 	free(c->dirs);

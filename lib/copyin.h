@@ -91,8 +91,6 @@ struct cp_ctx {
 	char *cache_path;		/* last parent resolved (scanner) */
 	struct cp_listings *listings;	/* the measure pass's, or NULL */
 	ext2_ino_t cache_ino;
-	void **bufs;			/* one copy buffer per worker */
-	unsigned nbufs;
 	/* ordered mode (opts->reproducible): see cp_close_oldest */
 	int ordered;
 	pthread_mutex_t order_lock;
@@ -115,7 +113,7 @@ void cp_skip(struct cp_ctx *c, const char *path, errcode_t err);
  * counted, copying goes on, the run ends with an error status. */
 void cp_error(struct cp_ctx *c, const char *path, errcode_t err);
 
-/* Bytes one worker copies at a time (one buffer per worker). */
+/* Bytes a worker reads at a time (into the file's buffer, e3_file_wbuf). */
 #define CP_BUF_SIZE (1u << 20)
 
 /* Ordered mode: files open at once behind the scanner (closed in bunches

@@ -191,16 +191,18 @@ static int may_hide_hole(const char *buf, size_t len, off_t off)
 	return 0;
 }
 
-/* Copies [from, to) of fd into f. With *probe set, each read that may
- * hide a hole asks where the next hole is (unless an earlier answer
- * already lies past it): none before the end clears *probe; one inside
- * the read stops the copy there, before that read is written, its offset
- * left in *stopped (when not NULL). Otherwise *stopped = to. */
+/* Copies [from, to) of fd into f, each read straight into f's buffer
+ * (e3_file_wbuf). With *probe set, each read that may hide a hole asks
+ * where the next hole is (unless an earlier answer already lies past it):
+ * none before the end clears *probe; one inside the read stops the copy
+ * there, before that read is written, its offset left in *stopped (when
+ * not NULL). Otherwise *stopped = to. */
 static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
-			    char *buf, int *probe, off_t *stopped, int *src_err)
+			    int *probe, off_t *stopped, int *src_err)
 {
 	off_t off, hole, clear = from;	/* [from, clear): no hole */
 	errcode_t err;
+	void *buf;
 	ssize_t n;
 
 	for (off = from; off < to; off += n) {
@@ -208,6 +210,9 @@ static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
 
 		if (want > CP_BUF_SIZE)
 			want = CP_BUF_SIZE;
+		err = e3_file_wbuf(f, want, &buf);
+		if (err)
+			return err;
 		n = pread(fd, buf, want, off);
 		if (n <= 0) {
 			*src_err = 1;
@@ -223,7 +228,7 @@ static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
 			else
 				clear = hole;
 		}
-		err = e3_file_pwrite(f, buf, (size_t)n, (uint64_t)off);
+		err = e3_file_pwrite_wbuf(f, (size_t)n, (uint64_t)off);
 		if (err)
 			return err;
 	}
@@ -240,7 +245,7 @@ static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
  * as it comes and only where it shows a run of zeros are the holes
  * asked for, a SEEK_DATA/SEEK_HOLE pair per region from there on. */
 static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
-			      char *buf, int *src_err)
+			      int *src_err)
 {
 	off_t off = 0, data, hole;
 	int probe = 1, no_probe = 0;
@@ -248,7 +253,7 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 
 	*src_err = 0;
 	if (dense) {
-		err = copy_range(fd, f, 0, (off_t)size, buf, &probe, &off,
+		err = copy_range(fd, f, 0, (off_t)size, &probe, &off,
 				 src_err);
 		if (err)
 			return err;
@@ -267,7 +272,7 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 		}
 		if ((uint64_t)hole > size)
 			hole = (off_t)size;
-		err = copy_range(fd, f, data, hole, buf, &no_probe, NULL,
+		err = copy_range(fd, f, data, hole, &no_probe, NULL,
 				 src_err);
 		if (err)
 			return err;
@@ -330,7 +335,7 @@ static errcode_t file_job_finish(struct file_job *j, errcode_t err,
 	return file_job_done(j, err, src_err, e3_file_close(j->f));
 }
 
-static errcode_t file_job_run(void *arg, unsigned worker)
+static errcode_t file_job_run(void *arg)
 {
 	struct file_job *j = arg;
 	struct cp_ctx *c = j->c;
@@ -339,8 +344,7 @@ static errcode_t file_job_run(void *arg, unsigned worker)
 
 	job_open(j);
 	if (!j->open_err)
-		err = copy_regions(j->fd, j->f, j->size, j->dense,
-				   c->bufs[worker], &src_err);
+		err = copy_regions(j->fd, j->f, j->size, j->dense, &src_err);
 	if (!c->ordered)
 		return file_job_finish(j, err, src_err);
 	pthread_mutex_lock(&c->order_lock);
@@ -382,10 +386,11 @@ static errcode_t batch_run(void *arg, unsigned worker)
 	errcode_t err = 0, e, errs[CP_BATCH_FILES];
 	int src_errs[CP_BATCH_FILES];
 
+	(void)worker;		/* the data is read into each file's buffer */
 	if (j->c->ordered) {
 		for (; j; j = next) {
 			next = j->bnext; /* j may be freed once it is done */
-			e = file_job_run(j, worker);
+			e = file_job_run(j);
 			if (!err)
 				err = e;
 		}
@@ -402,7 +407,7 @@ static errcode_t batch_run(void *arg, unsigned worker)
 			src_errs[n] = 0;
 			errs[n] = j->open_err ? 0 :
 				copy_regions(j->fd, j->f, j->size, j->dense,
-					     j->c->bufs[worker], &src_errs[n]);
+					     &src_errs[n]);
 		}
 		e = close_jobs(jobs, n, errs, src_errs);
 		if (!err)

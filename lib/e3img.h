@@ -102,6 +102,13 @@ errcode_t e3_file_write(e3_file_t *f, const void *buf, size_t len);
 /* Writes at an offset; the blocks skipped over stay holes. */
 errcode_t e3_file_pwrite(e3_file_t *f, const void *buf, size_t len,
 			 uint64_t offset);
+/* For loaders that read file data in: a buffer for the next write of up
+ * to len bytes, owned by f and valid until the next call on f. Fill it
+ * and hand it back with e3_file_pwrite_wbuf, which writes it like
+ * e3_file_pwrite but without copying it when the blocks it covers lie
+ * back to back on disk (offset a multiple of the block size). */
+errcode_t e3_file_wbuf(e3_file_t *f, size_t len, void **buf);
+errcode_t e3_file_pwrite_wbuf(e3_file_t *f, size_t len, uint64_t offset);
 /* Sets the size (e.g. a trailing hole) without allocating. */
 errcode_t e3_file_set_size(e3_file_t *f, uint64_t size);
 ext2_ino_t e3_file_ino(e3_file_t *f);

@@ -233,23 +233,34 @@ static errcode_t pread_all(int fd, char *p, size_t len, uint64_t off)
 	return 0;
 }
 
+/* Writes n blocks from p at pblk; a failure is kept in werr (close must
+ * not give the blocks to the inode). */
+static errcode_t write_out(struct e3_file *f, const char *p, size_t n,
+			   blk64_t pblk)
+{
+	errcode_t err;
+
+	/* crash and error sweeps (E3_FAULT) cover data writes too; the
+	 * journal pointer is fixed while files are open */
+	err = e3_journal_fault_write(f->img->journal);
+	if (!err)
+		err = pwrite_all(f->img->fd, p, n * f->bm.bs,
+				 (uint64_t)pblk * f->bm.bs);
+	if (!err)
+		e3_image_wrote(f->img, (uint64_t)n * f->bm.bs);
+	if (err && !f->werr)
+		f->werr = err;
+	return err;
+}
+
 static errcode_t buf_flush(struct e3_file *f)
 {
 	errcode_t err;
 
 	if (!f->buf_n)
 		return 0;
-	/* crash and error sweeps (E3_FAULT) cover data writes too; the
-	 * journal pointer is fixed while files are open */
-	err = e3_journal_fault_write(f->img->journal);
-	if (!err)
-		err = pwrite_all(f->img->fd, f->buf, f->buf_n * f->bm.bs,
-				 (uint64_t)f->buf_pblk * f->bm.bs);
-	if (!err)
-		e3_image_wrote(f->img, (uint64_t)f->buf_n * f->bm.bs);
+	err = write_out(f, f->buf, f->buf_n, f->buf_pblk);
 	f->buf_n = 0;
-	if (err && !f->werr)
-		f->werr = err;
 	return err;
 }
 
@@ -372,8 +383,17 @@ static errcode_t buf_slot(struct e3_file *f, uint64_t lblk, blk64_t pblk,
 	return 0;
 }
 
+/* A block the caller has mapped already: map_block's answer for lblk. */
+struct mapped {
+	uint64_t lblk;
+	blk64_t pblk;
+	int fresh;
+};
+
+/* Copies [off, off + len) from src into the write-behind buffer, mapping
+ * blocks as it goes (pm, when not NULL, is one mapped already). */
 static errcode_t write_at(struct e3_file *f, const char *src, size_t len,
-			  uint64_t off)
+			  uint64_t off, const struct mapped *pm)
 {
 	unsigned bs = f->bm.bs;
 	uint64_t end = off + len;
@@ -399,9 +419,14 @@ static errcode_t write_at(struct e3_file *f, const char *src, size_t len,
 
 			if (f->hint_blocks > lblk && f->hint_blocks - lblk > ndata)
 				ndata = f->hint_blocks - lblk;
-			err = map_block(f, lblk, ndata, &pblk, &fresh);
-			if (err)
-				break;
+			if (pm && pm->lblk == lblk) {
+				pblk = pm->pblk;
+				fresh = pm->fresh;
+			} else {
+				err = map_block(f, lblk, ndata, &pblk, &fresh);
+				if (err)
+					break;
+			}
 			err = buf_slot(f, lblk, pblk, fresh, n < bs, &slot);
 			if (err)
 				break;
@@ -414,6 +439,77 @@ static errcode_t write_at(struct e3_file *f, const char *src, size_t len,
 			f->size = off;
 	}
 	return err;
+}
+
+/* Writes [off, off + len) from f->spare, which the caller filled. When
+ * its blocks lie back to back on disk — nearly always — the spare
+ * becomes the write-behind buffer as it is: reading straight into it
+ * saves write_at's copy, a tenth of the CPU of copying in small files.
+ * Otherwise the contiguous head goes out at once and the rest is copied. */
+static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
+{
+	unsigned bs = f->bm.bs;
+	uint64_t lblk = off / bs, nblk = (len + bs - 1) / bs, i, ndata, end;
+	size_t tail = len % bs;
+	char *data = f->spare;
+	blk64_t pblk0 = 0;
+	struct mapped m;
+	errcode_t err;
+
+	if (off % bs || !len || nblk > f->buf_max || off + len < off ||
+	    (f->buf_n && lblk == f->buf_lblk + f->buf_n &&
+	     f->buf_n + nblk <= f->buf_max))	/* it joins the buffer */
+		return write_at(f, data, len, off, NULL);
+	err = buf_flush(f);
+	if (err)
+		return err;
+	for (i = 0; i < nblk; i++) {
+		m.lblk = lblk + i;
+		ndata = nblk - i;
+		if (f->hint_blocks > m.lblk && f->hint_blocks - m.lblk > ndata)
+			ndata = f->hint_blocks - m.lblk;
+		err = map_block(f, m.lblk, ndata, &m.pblk, &m.fresh);
+		if (err)
+			break;
+		if (!i)
+			pblk0 = m.pblk;
+		else if (m.pblk != pblk0 + i)
+			break;
+		if (i == nblk - 1 && tail) {	/* the rest of the last block */
+			if (m.fresh)
+				memset(data + len, 0, bs - tail);
+			else if ((err = pread_all(f->img->fd, data + len,
+						  bs - tail,
+						  (uint64_t)m.pblk * bs + tail)))
+				break;
+		}
+	}
+	if (i == nblk) {
+		free(f->buf);		/* empty: flushed above */
+		f->buf = data;
+		f->buf_cap = f->spare_bytes / bs;
+		f->buf_lblk = lblk;
+		f->buf_pblk = pblk0;
+		f->buf_n = i;
+		f->spare = NULL;
+		f->spare_bytes = 0;
+		if (off + len > f->size)
+			f->size = off + len;
+		return 0;
+	}
+	if (i) {			/* whole blocks, the tail is not in it */
+		errcode_t err2 = write_out(f, data, i, pblk0);
+
+		end = (lblk + i) * bs;
+		if (!err2 && end > f->size)
+			f->size = end;
+		if (!err)
+			err = err2;
+	}
+	if (err)
+		return err;
+	/* block i lies apart (an indirect block or another run between) */
+	return write_at(f, data + i * bs, len - i * bs, off + i * bs, &m);
 }
 
 /* ---- the public calls ---------------------------------------------------- */
@@ -466,6 +562,7 @@ static void file_free(struct e3_file *f)
 	bm_free(&f->bm);
 	free(f->runs);
 	free(f->buf);
+	free(f->spare);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
@@ -565,7 +662,7 @@ errcode_t e3_file_pwrite(e3_file_t *f, const void *buf, size_t len,
 	errcode_t err;
 
 	pthread_mutex_lock(&f->lock);
-	err = f->closed ? E3_FILE_CLOSED : write_at(f, buf, len, offset);
+	err = f->closed ? E3_FILE_CLOSED : write_at(f, buf, len, offset, NULL);
 	pthread_mutex_unlock(&f->lock);
 	return err;
 }
@@ -575,7 +672,51 @@ errcode_t e3_file_write(e3_file_t *f, const void *buf, size_t len)
 	errcode_t err;
 
 	pthread_mutex_lock(&f->lock);
-	err = f->closed ? E3_FILE_CLOSED : write_at(f, buf, len, f->size);
+	err = f->closed ? E3_FILE_CLOSED : write_at(f, buf, len, f->size, NULL);
+	pthread_mutex_unlock(&f->lock);
+	return err;
+}
+
+errcode_t e3_file_wbuf(e3_file_t *f, size_t len, void **buf)
+{
+	size_t bytes;
+	errcode_t err = 0;
+
+	pthread_mutex_lock(&f->lock);
+	/* whole blocks: the tail of the last is filled in there */
+	bytes = len ? (len + f->bm.bs - 1) / f->bm.bs * f->bm.bs : f->bm.bs;
+	if (f->closed) {
+		err = E3_FILE_CLOSED;
+	} else if (len > SIZE_MAX - f->bm.bs) {
+		err = E3_FILE_TOO_BIG;
+	} else if (f->spare_bytes < bytes) {
+		/* no realloc: nothing in it is worth copying */
+		free(f->spare);
+		f->spare_bytes = 0;
+		f->spare = malloc(bytes);
+		if (f->spare)
+			f->spare_bytes = bytes;
+		else
+			err = ENOMEM;
+	}
+	f->spare_len = err ? 0 : len;
+	*buf = err ? NULL : f->spare;
+	pthread_mutex_unlock(&f->lock);
+	return err;
+}
+
+errcode_t e3_file_pwrite_wbuf(e3_file_t *f, size_t len, uint64_t offset)
+{
+	errcode_t err;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->closed)
+		err = E3_FILE_CLOSED;
+	else if (!f->spare || len > f->spare_len)
+		err = EINVAL;
+	else
+		err = write_spare(f, len, offset);
+	f->spare_len = 0;
 	pthread_mutex_unlock(&f->lock);
 	return err;
 }

@@ -36,6 +36,10 @@ struct e3_file {
 	uint64_t buf_lblk;
 	blk64_t buf_pblk;
 	size_t buf_n;
+	/* the caller's read buffer (e3_file_wbuf): spare_bytes allocated,
+	 * spare_len the most it may hand back, 0 once it has */
+	char *spare;			/* [lock] */
+	size_t spare_bytes, spare_len;
 	errcode_t werr;			/* [lock] a data or indirect block
 					   write failed: close must not give
 					   the blocks to the inode */
