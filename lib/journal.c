@@ -80,7 +80,9 @@ uint64_t jnl_now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* asked at the end of every operation, for an interval of seconds:
+	 * the coarse clock (a tick's resolution) costs a fifth as much */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
