@@ -105,8 +105,10 @@ errcode_t e3_file_pwrite(e3_file_t *f, const void *buf, size_t len,
 /* For loaders that read file data in: a buffer for the next write of up
  * to len bytes, owned by f and valid until the next call on f. Fill it
  * and hand it back with e3_file_pwrite_wbuf, which writes it like
- * e3_file_pwrite but without copying it when the blocks it covers lie
- * back to back on disk (offset a multiple of the block size). */
+ * e3_file_pwrite but without copying it when it can become the file's
+ * write buffer as it is: offset a multiple of the block size, the blocks
+ * it covers back to back on disk, at most E3_WRITE_BUFFER bytes, and not
+ * a continuation of what the write buffer holds. */
 errcode_t e3_file_wbuf(e3_file_t *f, size_t len, void **buf);
 errcode_t e3_file_pwrite_wbuf(e3_file_t *f, size_t len, uint64_t offset);
 /* Sets the size (e.g. a trailing hole) without allocating. */

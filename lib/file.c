@@ -428,8 +428,13 @@ static errcode_t write_at(struct e3_file *f, const char *src, size_t len,
 					break;
 			}
 			err = buf_slot(f, lblk, pblk, fresh, n < bs, &slot);
-			if (err)
+			if (err) {
+				/* a new block the map holds, never written:
+				 * close must not give it to the inode */
+				if (fresh && !f->werr)
+					f->werr = err;
 				break;
+			}
 		}
 		memcpy(slot + boff, src, n);
 		off += n;
@@ -716,6 +721,11 @@ errcode_t e3_file_pwrite_wbuf(e3_file_t *f, size_t len, uint64_t offset)
 		err = EINVAL;
 	else
 		err = write_spare(f, len, offset);
+	/* not taken as the write buffer (copied, or split): freed now, not
+	 * at close — ordered mode keeps dozens of files open */
+	free(f->spare);
+	f->spare = NULL;
+	f->spare_bytes = 0;
 	f->spare_len = 0;
 	pthread_mutex_unlock(&f->lock);
 	return err;

@@ -10,7 +10,10 @@
  *   rest is a last, partial block, its tail is zeros, not what the free
  *   block held before (the image's free blocks are filled with 0xff).
  * - Writing over blocks written before keeps the old bytes past the end
- *   of the new write in its last block.
+ *   of the new write in its last block, also when that block comes after
+ *   an indirect block (the split's second piece).
+ * - A write that runs out of space keeps what it wrote, and the size
+ *   says exactly that much.
  * - Unaligned offsets and writes that continue the buffer take the
  *   copying path and land too; handing back a buffer that was not asked
  *   for, or more bytes than asked for, is EINVAL.
@@ -25,18 +28,23 @@ static char img_path[64];
 /* A small ext3 image whose free blocks are not zeros (a 4 MiB file of
  * 0xff bytes written and removed), so that a block's tail that is not
  * filled in shows. */
-static int make_image(void)
+static int make_image_bs(unsigned bs)
 {
 	char cmd[1024];
 
-	snprintf(cmd, sizeof(cmd), "rm -f %s && mke2fs -q -F -t ext3 -b 1024 "
+	snprintf(cmd, sizeof(cmd), "rm -f %s && mke2fs -q -F -t ext3 -b %u "
 		 "-N 256 %s 8M >/dev/null 2>&1 && "
 		 "head -c 4194304 /dev/zero | tr '\\0' '\\377' > %s.ff && "
 		 "debugfs -w -R 'write %s.ff junk' %s >/dev/null 2>&1 && "
 		 "debugfs -w -R 'rm junk' %s >/dev/null 2>&1 && rm -f %s.ff",
-		 img_path, img_path, img_path, img_path, img_path, img_path,
+		 img_path, bs, img_path, img_path, img_path, img_path, img_path,
 		 img_path);
 	return system(cmd);
+}
+
+static int make_image(void)
+{
+	return make_image_bs(1024);
 }
 
 static int fsck_clean(void)
@@ -231,13 +239,71 @@ static void test_overwrite_keeps_tail(void)
 		CHECK_OK(wbuf_write(f, 2000, 2048, 7));
 		CHECK_OK(e3_file_close(f));
 	}
+	/* over a file's first 20000 bytes, through the buffer: 12300 of
+	 * them, so the last block written (12, after the indirect block,
+	 * the split's second piece) keeps its old bytes past 12300 */
+	f = create(img, "g", E3_SIZE_UNKNOWN);
+	if (f) {
+		static char old[20000];
+
+		fill(old, sizeof(old), 10);
+		CHECK_OK(e3_file_pwrite(f, old, sizeof(old), 0));
+		CHECK_OK(wbuf_write(f, 12300, 0, 11));
+		CHECK_OK(e3_file_close(f));
+	}
 	CHECK_OK(e3_image_close(img));
+	{
+		static char g[20000], gw[20000];
+
+		fill(gw, sizeof(gw), 10);
+		fill(gw, 12300, 11);
+		CHECK(read_back("g", g, sizeof(g), &tz) == 20000);
+		CHECK(memcmp(g, gw, sizeof(g)) == 0);
+	}
 	expect(want, 3000, 0, 5);
 	expect(want, 1500, 0, 6);
 	expect(want, 2000, 2048, 7);
 	CHECK(read_back("d", got, sizeof(got), &tz) == 4048);
 	CHECK(memcmp(got, want, 4048) == 0);
 	CHECK(tz);
+	CHECK(fsck_clean());
+}
+
+/* 1 MiB writes until the image is full: the one that fails keeps what
+ * it wrote before the failure, the size covers exactly that (e2fsck would
+ * find blocks past the end otherwise), the bytes are right. */
+static void test_full_midway(void)
+{
+	static char got[8 << 20], want[8 << 20];
+	e3_image_t *img = NULL;
+	e3_file_t *f;
+	uint64_t off = 0, size;
+	errcode_t err = 0;
+	int tz, seed = 20;
+
+	/* 4 KiB blocks: past block 12 the next indirect block is 4 MiB on,
+	 * so the write that fails is one whose blocks run back to back */
+	CHECK(make_image_bs(4096) == 0);
+	CHECK_OK(e3_image_open(img_path, &(struct e3_open_opts){
+				       .flags = E3_OPEN_WRITE }, &img));
+	if (!img)
+		return;
+	f = create(img, "h", E3_SIZE_UNKNOWN);
+	while (f && !err && off < sizeof(want)) {
+		err = wbuf_write(f, 1 << 20, off, seed);
+		if (!err) {
+			expect(want, 1 << 20, off, seed++);
+			off += 1 << 20;
+		}
+	}
+	CHECK(err == E3_IMAGE_FULL);
+	if (f)
+		CHECK_OK(e3_file_close(f));
+	CHECK_OK(e3_image_close(img));
+	size = read_back("h", got, sizeof(got), &tz);
+	CHECK(size > off && size < off + (1 << 20));
+	expect(want, 1 << 20, off, seed);
+	CHECK(size <= sizeof(want) && memcmp(got, want, size) == 0);
 	CHECK(fsck_clean());
 }
 
@@ -283,6 +349,7 @@ int main(void)
 	RUN(test_adopted);
 	RUN(test_split_at_indirect);
 	RUN(test_overwrite_keeps_tail);
+	RUN(test_full_midway);
 	RUN(test_misuse);
 	unlink(img_path);
 	return unit_done();
