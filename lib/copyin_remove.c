@@ -20,6 +20,7 @@
 #include "image.h"
 #include "journal.h"
 #include "load_int.h"
+#include "dirfind.h"
 
 static errcode_t free_inode(struct e3_image *img, ext2_ino_t ino,
 			    struct ext2_inode *inode)
@@ -64,9 +65,10 @@ static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
 	ext2_filsys fs = img->fs;
 	struct ext2_inode inode;
 	ext2_ino_t ino;
+	blk64_t lblk;
 	errcode_t err;
 
-	err = ext2fs_lookup(fs, dir, name, (int)strlen(name), NULL, &ino);
+	err = e3_dir_find(fs, dir, name, &ino, &lblk);
 	if (err)
 		return err == EXT2_ET_FILE_NOT_FOUND ? E3_NOT_FOUND : err;
 	err = ext2fs_read_inode(fs, ino, &inode);
@@ -77,7 +79,12 @@ static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
 	/* its close would commit blocks and a size into a freed inode */
 	if (inode.i_links_count <= 1 && e3_load_file_is_open(img, ino))
 		return E3_FILE_BUSY;
-	err = ext2fs_unlink(fs, dir, name, ino, 0);
+	/* an indexed directory's entry was found in its block: only that
+	 * block is read again */
+	if (lblk != E3_DIR_BLOCK_UNKNOWN)
+		err = e3_dir_unlink_at(fs, dir, lblk, name, ino);
+	else
+		err = ext2fs_unlink(fs, dir, name, ino, 0);
 	e3_dc_forget(img, dir);
 	if (err)
 		return err;

@@ -18,6 +18,7 @@
 
 #include "load.h"
 #include "load_int.h"
+#include "dirfind.h"
 #include "journal.h"
 #include "file_int.h"
 #include "blockmap.h"
@@ -186,6 +187,7 @@ errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
 	struct e3_image *img = e3_image_of(fs);
 	struct ext2_inode pi;
 	ext2_ino_t ino;
+	blk64_t lblk;
 	errcode_t err;
 
 	err = e3_check_name(name);
@@ -209,7 +211,7 @@ errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
 		if (err || !maybe)
 			return err;
 	}
-	err = ext2fs_lookup(fs, parent, name, (int)strlen(name), NULL, &ino);
+	err = e3_dir_find(fs, parent, name, &ino, &lblk);
 	if (err == 0)
 		return E3_NAME_EXISTS;
 	if (err != EXT2_ET_FILE_NOT_FOUND)

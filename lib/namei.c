@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 
 #include "load_int.h"
+#include "dirfind.h"
 #include "alloc.h"
 #include "journal.h"
 
@@ -19,6 +20,7 @@ errcode_t e3_lookup(e3_image_t *img, ext2_ino_t dir, const char *name,
 		    ext2_ino_t *ino)
 {
 	struct ext2_inode di;
+	blk64_t lblk;
 	errcode_t err;
 
 	if (!name || !*name || strchr(name, '/'))
@@ -37,8 +39,7 @@ errcode_t e3_lookup(e3_image_t *img, ext2_ino_t dir, const char *name,
 		err = E3_NOT_DIR;
 		goto out;
 	}
-	err = e3_map_err(ext2fs_lookup(img->fs, dir, name, (int)strlen(name),
-				       NULL, ino));
+	err = e3_map_err(e3_dir_find(img->fs, dir, name, ino, &lblk));
 out:
 	e3_fs_unlock(img);
 	return err;

@@ -117,6 +117,34 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	assert_fsck_clean "$T/d.img"
 }
 
+@test "--overwrite in a big indexed directory: each name found through the htree, no duplicates, the rest kept" {
+	local a="$T/ow" i
+	mkdir -p "$a/src/d"
+	(cd "$a/src/d" && seq 0 2999 | sed 's/^/f/' | xargs touch)
+	newimg "$a/x.img"
+	run e3cp "$a/src" "$a/x.img"
+	assert_status 0
+	# the copy indexed it: lookups and removals go through the index
+	run debugfs -R "stat /d" "$a/x.img"
+	assert_output_has "Flags: 0x1000"
+	# without --overwrite every name is found to exist
+	run e3cp "$a/src" "$a/x.img"
+	assert_status 2
+	assert_output_has "f2999: name exists"
+	for i in 0 1234 2999; do printf 'v2 %s\n' $i > "$a/src/d/f$i"; done
+	touch "$a/src/d/new1" "$a/src/d/new2"
+	run e3cp --overwrite "$a/src" "$a/x.img"
+	assert_status 0
+	for i in 0 1234 2999; do
+		run debugfs -R "cat /d/f$i" "$a/x.img"
+		assert_output_has "v2 $i"
+	done
+	run debugfs -R "ls /d" "$a/x.img"
+	[ "$(printf '%s\n' "$output" | tr -s ' ' '\n' | grep -c '^f[0-9]*$')" -eq 3000 ]
+	assert_output_has "new2"
+	assert_fsck_clean "$a/x.img"
+}
+
 @test "--overwrite across sources of one run: a later source replaces files still being written" {
 	# the first source's files are still with the workers when the
 	# second one replaces them: they are closed first, never freed open
