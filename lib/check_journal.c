@@ -2,9 +2,11 @@
  * check_journal.c: pass 7 — the internal journal: its inode (a regular
  * file, big enough, no holes in the log), its superblock (magic, type,
  * block size, length, features) and whether a replay is pending. The
- * replay itself is lib/recovery.c's e3_journal_replay; this file only
- * decides and reports. It runs first, as e2fsck's journal check does, so
- * that a replayed image is what the other passes see.
+ * replay itself is lib/recovery.c's e3_journal_replay. An invalid
+ * internal journal is cleared here and recreated (lib/mkjournal.c) at the
+ * end of a later round. It runs first, as e2fsck's journal check does, so
+ * that a replayed image, or one without the invalid journal, is what the
+ * other passes see.
  */
 #include <errno.h>
 #include <stdlib.h>
