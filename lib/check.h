@@ -117,6 +117,10 @@ struct chk_ctx {
 					   orphan links, as e2fsck judges */
 	uint64_t computed_free_blocks, computed_free_inodes;
 	int preen_refused;		/* -p met a problem that needs -y */
+	/* an invalid journal was cleared this run: a new one is due once a
+	 * round finds the bitmaps right (kept across rounds) */
+	int jnl_recreate;
+	blk_t jnl_blocks;		/* its size, 0 = the default */
 };
 
 #define CHK_ITABLE_CHUNK 16	/* inode-table blocks per read */
@@ -176,6 +180,10 @@ void chk_pass_connect(struct chk_ctx *ctx);		/* check_connect.c */
 void chk_pass_refs(struct chk_ctx *ctx);		/* check_refs.c */
 errcode_t chk_pass_bitmaps(struct chk_ctx *ctx);	/* check_bitmaps.c */
 errcode_t chk_pass_journal(struct chk_ctx *ctx);	/* check_journal.c */
+/* The journal an earlier round cleared, made anew: at the end of a round
+ * that changed nothing (so the bitmaps are what the passes computed) and
+ * left no error. check_journal.c */
+void chk_recreate_journal(struct chk_ctx *ctx);
 void chk_pass_layout(struct chk_ctx *ctx);		/* check_layout.c */
 errcode_t chk_apply_fixes(struct chk_ctx *ctx);		/* check_fix.c */
 /* Marks the filesystem clean, or not clean when errors are left, after a

@@ -495,6 +495,7 @@ errcode_t chk_apply_fixes(struct chk_ctx *ctx)
 	}
 	fix_inodes(ctx);
 	chk_fix_dirs(ctx);
+	chk_recreate_journal(ctx);
 	chk_mark_state(ctx);
 	return 0;
 }

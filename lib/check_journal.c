@@ -2,17 +2,22 @@
  * check_journal.c: pass 7 — the internal journal: its inode (a regular
  * file, big enough, no holes in the log), its superblock (magic, type,
  * block size, length, features) and whether a replay is pending. The
- * replay itself is lib/recovery.c's e3_journal_replay; this file only
- * decides and reports. It runs first, as e2fsck's journal check does, so
- * that a replayed image is what the other passes see.
+ * replay itself is lib/recovery.c's e3_journal_replay. An invalid
+ * internal journal is cleared here and recreated (lib/mkjournal.c) at the
+ * end of a later round. It runs first, as e2fsck's journal check does, so
+ * that a replayed image, or one without the invalid journal, is what the
+ * other passes see.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <et/com_err.h>
 #include <uuid/uuid.h>
 
 #include "check.h"
 #include "jbd2_log.h"
+#include "mkjournal.h"
 
 #define JBD_MAGIC 0xC03B3998u
 #define JBD_SB_V1 3
@@ -21,13 +26,17 @@
 #define JBD_KNOWN_INCOMPAT 0x1fu	/* revoke 64bit async csum2 csum3 */
 #define JBD_KNOWN_COMPAT 0x1u
 
+enum { JNL_OK = 0, JNL_PENDING, JNL_INVALID };	/* chk_journal_state */
+
 struct jsb {			/* the fields read here, big-endian on disk */
 	uint32_t magic, blocktype, sequence;
 	uint32_t blocksize, maxlen, first, s_sequence, start, errno_;
 	uint32_t compat, incompat, ro_compat;
 };
 
-static void jbad(struct chk_ctx *ctx, int code, const char *why)
+/* Reports an invalid journal; returns what chk_journal_state returns
+ * for one: JNL_INVALID, or 0 for unknown features (never touched). */
+static int jbad(struct chk_ctx *ctx, int code, const char *why)
 {
 	struct e3_finding *f = chk_add(ctx, NULL, code);
 
@@ -35,6 +44,7 @@ static void jbad(struct chk_ctx *ctx, int code, const char *why)
 		f->ino = EXT2_JOURNAL_INO;
 		f->name = strdup(why);
 	}
+	return code == E3P_JNL_UNSUPPORTED ? 0 : JNL_INVALID;
 }
 
 static int read_jsb(struct chk_ctx *ctx, struct ext2_inode *in, struct jsb *j)
@@ -74,8 +84,9 @@ static int map_bad(struct chk_ctx *ctx)
 	return err == E3_JOURNAL_MAP_BAD;
 }
 
-/* Returns 1 when a replay is pending (reported), 0 otherwise. */
-int chk_journal_state(struct chk_ctx *ctx)
+/* JNL_PENDING when a replay is pending, JNL_INVALID when the internal
+ * journal is invalid (both reported), else JNL_OK. */
+static int chk_journal_state(struct chk_ctx *ctx)
 {
 	struct ext2_super_block *sb = ctx->fs->super;
 	struct ext2_inode in;
@@ -90,87 +101,197 @@ int chk_journal_state(struct chk_ctx *ctx)
 		return 0;
 	}
 	if (sb->s_journal_inum != EXT2_JOURNAL_INO ||
-	    ext2fs_read_inode(ctx->fs, EXT2_JOURNAL_INO, &in)) {
-		jbad(ctx, E3P_JNL_INODE_BAD, "journal inode number");
-		return 0;
-	}
+	    ext2fs_read_inode(ctx->fs, EXT2_JOURNAL_INO, &in))
+		return jbad(ctx, E3P_JNL_INODE_BAD, "journal inode number");
 	size = EXT2_I_SIZE(&in);
-	if (!LINUX_S_ISREG(in.i_mode) || !in.i_links_count) {
-		jbad(ctx, E3P_JNL_INODE_BAD, "not a regular file in use");
-		return 0;
-	}
-	if (size / ctx->bs < JBD_MIN_BLOCKS) {
-		jbad(ctx, E3P_JNL_INODE_BAD, "too small");
-		return 0;
-	}
-	if (read_jsb(ctx, &in, &j)) {
-		jbad(ctx, E3P_JNL_INODE_BAD, "no first block");
-		return 0;
-	}
+	if (!LINUX_S_ISREG(in.i_mode) || !in.i_links_count)
+		return jbad(ctx, E3P_JNL_INODE_BAD, "not a regular file in use");
+	if (size / ctx->bs < JBD_MIN_BLOCKS)
+		return jbad(ctx, E3P_JNL_INODE_BAD, "too small");
+	if (read_jsb(ctx, &in, &j))
+		return jbad(ctx, E3P_JNL_INODE_BAD, "no first block");
 	if (j.magic != JBD_MAGIC ||
-	    (j.blocktype != JBD_SB_V1 && j.blocktype != JBD_SB_V2)) {
-		jbad(ctx, E3P_JNL_SB_BAD, "bad magic or type");
-		return 0;
-	}
-	if (j.blocksize != ctx->bs) {
-		jbad(ctx, E3P_JNL_SB_BAD, "block size differs from the filesystem's");
-		return 0;
-	}
+	    (j.blocktype != JBD_SB_V1 && j.blocktype != JBD_SB_V2))
+		return jbad(ctx, E3P_JNL_SB_BAD, "bad magic or type");
+	if (j.blocksize != ctx->bs)
+		return jbad(ctx, E3P_JNL_SB_BAD, "block size differs from the filesystem's");
 	if (j.maxlen > size / ctx->bs || j.maxlen < JBD_MIN_BLOCKS ||
 	    !j.first || j.first >= j.maxlen || (j.start && (j.start < j.first ||
-							     j.start >= j.maxlen))) {
-		jbad(ctx, E3P_JNL_SB_BAD, "length or log bounds");
-		return 0;
-	}
+							     j.start >= j.maxlen)))
+		return jbad(ctx, E3P_JNL_SB_BAD, "length or log bounds");
 	if (j.blocktype == JBD_SB_V2 &&
 	    ((j.incompat & ~JBD_KNOWN_INCOMPAT) || j.ro_compat ||
-	     (j.compat & ~JBD_KNOWN_COMPAT))) {
-		jbad(ctx, E3P_JNL_UNSUPPORTED, "unknown feature bits");
-		return 0;
-	}
-	if (map_bad(ctx)) {
-		jbad(ctx, E3P_JNL_INODE_BAD, "block map leaves the "
+	     (j.compat & ~JBD_KNOWN_COMPAT)))
+		return jbad(ctx, E3P_JNL_UNSUPPORTED, "unknown feature bits");
+	if (map_bad(ctx))
+		return jbad(ctx, E3P_JNL_INODE_BAD, "block map leaves the "
 		     "filesystem, names a block twice or has a hole");
-		return 0;
-	}
 	if (ext2fs_has_feature_journal_needs_recovery(sb)) {
 		if ((f = chk_add(ctx, NULL, E3P_JNL_PENDING))) {
 			f->num = j.start;
 			f->num2 = j.s_sequence;
 		}
-		return 1;
+		return JNL_PENDING;
 	}
 	if (j.start) {
 		if ((f = chk_add(ctx, NULL, E3P_JNL_DATA_NO_RECOVER))) {
 			f->num = j.start;
 			f->num2 = j.s_sequence;
 		}
-		return 1;
+		return JNL_PENDING;
 	}
+	return JNL_OK;
+}
+
+/* Frees the blocks of the invalid journal's map, where it is a plain
+ * block map (not a fast symlink's text, not extents): blocks inside the filesystem, not group metadata,
+ * marked in use. Best effort: whatever is left (a map too broken to walk,
+ * a block another file claims too) the next round's bitmap pass settles,
+ * as it computes the bitmaps from what the inodes claim. */
+static int free_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
+		   blk64_t ref_blk, int ref_off, void *priv)
+{
+	struct chk_ctx *ctx = priv;
+	blk64_t b = *blocknr;
+
+	(void)cnt;
+	(void)ref_blk;
+	(void)ref_off;
+	if (b >= fs->super->s_first_data_block && b < ctx->nblocks &&
+	    !chk_bit(&ctx->meta, b) && ext2fs_test_block_bitmap2(fs->block_map, b))
+		ext2fs_block_alloc_stats2(fs, b, -1);	/* counts too */
 	return 0;
 }
 
-/* With -p/-y a pending log is replayed through lib/recovery.c, then the
- * round ends so the next one reopens the replayed image; with -n the
- * unreplayed image is checked and the pending replay reported. */
+/* The size to recreate: the old journal's, when it is sane, so that a
+ * size chosen at mkfs survives. e2fsck 1.47 always recreates at the
+ * default size (seen: a 2 MiB journal on a 64 MiB filesystem came back as
+ * 4 MiB); the old size is the better guess of what the user wanted.
+ * 0 = the default. */
+static blk_t old_size(struct chk_ctx *ctx, const struct ext2_inode *in)
+{
+	uint64_t n = EXT2_I_SIZE(in) / ctx->bs;
+
+	return n >= JBD_MIN_BLOCKS && n <= ctx->nblocks / 2 ? (blk_t)n : 0;
+}
+
+/* Clears the invalid internal journal, as e2fsck -p/-y do: its blocks
+ * freed, inode 8 zeroed, has_journal and needs_recovery cleared (and,
+ * until the new journal sets them again, s_journal_inum and the
+ * s_jnl_blocks backup, so the filesystem between rounds is a valid one
+ * without a journal). The new journal comes at the end of a later round
+ * (chk_recreate_journal), once the passes have seen the filesystem
+ * without the old one and the bitmaps are right.
+ *
+ * e2fsck differs in two ways, both ending in an empty valid journal of
+ * the size: a superblock with a bad block size or length is rewritten
+ * in place ("Journal superblock is corrupt. Fix?"), and a bad journal
+ * inode (mode, links, size, hole in the map) is restored from the
+ * s_jnl_blocks backup. We recreate in all these cases: one path, and no
+ * trust in a backup whose blocks the damage may have given to others. */
+static errcode_t clear_journal(struct chk_ctx *ctx)
+{
+	ext2_filsys fs = ctx->fs;
+	struct ext2_super_block *sb = fs->super;
+	struct ext2_inode in;
+	unsigned char *raw;
+	errcode_t err;
+
+	memset(&in, 0, sizeof(in));
+	if (!ext2fs_read_inode(fs, EXT2_JOURNAL_INO, &in) &&
+	    ext2fs_inode_has_valid_blocks2(fs, &in) &&
+	    !(in.i_flags & (EXT4_EXTENTS_FL | EXT4_INLINE_DATA_FL)) &&
+	    !chk_mark_metadata(ctx) && !ext2fs_read_bitmaps(fs))
+		ext2fs_block_iterate3(fs, EXT2_JOURNAL_INO, BLOCK_FLAG_READ_ONLY,
+				      NULL, free_cb, ctx);
+	ctx->jnl_blocks = old_size(ctx, &in);
+	raw = calloc(1, ctx->isize);
+	if (!raw)
+		return ENOMEM;
+	err = ext2fs_write_inode_full(fs, EXT2_JOURNAL_INO, (void *)raw,
+				      ctx->isize);
+	free(raw);
+	if (err)
+		return err;
+	ext2fs_clear_feature_journal(sb);
+	ext2fs_clear_feature_journal_needs_recovery(sb);
+	sb->s_journal_inum = 0;
+	memset(sb->s_jnl_blocks, 0, sizeof(sb->s_jnl_blocks));
+	sb->s_jnl_backup_type = 0;
+	ext2fs_mark_super_dirty(fs);
+	ctx->jnl_recreate = 1;
+	return 0;
+}
+
+void chk_recreate_journal(struct chk_ctx *ctx)
+{
+	struct e3_finding *f;
+	blk_t got = 0;
+	errcode_t err;
+	size_t i;
+
+	if (!ctx->jnl_recreate || ctx->changed)
+		return;
+	ctx->jnl_recreate = 0;
+	/* errors left: the bitmaps may not be what the passes would compute
+	 * once they are fixed, so allocate nothing (the filesystem stays a
+	 * valid one without a journal) */
+	for (i = 0; i < ctx->rep->n_findings; i++)
+		if (chk_finding_is_error(&ctx->rep->findings[i])) {
+			f = chk_add(ctx, NULL, E3P_JNL_NOT_RECREATED);
+			if (f)
+				f->name = strdup("errors are left");
+			return;
+		}
+	err = e3_make_journal(ctx->fs, ctx->jnl_blocks, 0, &got);
+	if (err) {
+		f = chk_add(ctx, NULL, E3P_JNL_NOT_RECREATED);
+		if (f)
+			f->name = strdup(error_message(err));
+		return;
+	}
+	f = chk_add(ctx, NULL, E3P_JNL_RECREATED);
+	if (f) {
+		f->fixed = 1;
+		f->num = got;
+		f->num2 = (uint64_t)got * ctx->bs / 1024;
+	}
+	ctx->changed++;
+}
+
+/* With -p/-y a pending log is replayed through lib/recovery.c, and an
+ * invalid journal cleared (to be recreated later: chk_recreate_journal);
+ * either way the round ends so the next one reopens the changed image.
+ * With -n the image is checked as it is and the problem reported. */
 errcode_t chk_pass_journal(struct chk_ctx *ctx)
 {
 	struct e3_check_report *rep = ctx->rep;
 	struct e3_replay_report rr;
 	struct e3_finding *f;
 	errcode_t err;
+	int st, may;
 
 	chk_progress(ctx, 7, 0, 1);
-	if (!chk_journal_state(ctx) || !rep->n_findings)
+	st = chk_journal_state(ctx);
+	if (st == JNL_OK || !rep->n_findings)
 		goto out;
 	f = &rep->findings[rep->n_findings - 1];
 	ctx->fixing = 1;
-	if (!chk_may_fix(ctx, f->code)) {
-		ctx->fixing = 0;
-		rep->journal_pending = 1;
+	may = chk_may_fix(ctx, f->code);
+	ctx->fixing = 0;
+	if (!may) {
+		if (st == JNL_PENDING)
+			rep->journal_pending = 1;
 		goto out;
 	}
-	ctx->fixing = 0;
+	if (st == JNL_INVALID) {
+		err = clear_journal(ctx);
+		if (err)
+			return err;
+		f->fixed = 1;
+		ctx->changed++;
+		goto out;
+	}
 	memset(&rr, 0, sizeof(rr));
 	err = e3_journal_replay(ctx->fs, &rr);
 	if (err) {

@@ -192,10 +192,14 @@ P(E3P_BMAP_GROUP_DIRS, "group_dirs", 6, E3_FIX_PREEN,
 P(E3P_BMAP_PADDING, "bitmap_padding", 6, E3_FIX_PREEN,
   "padding at the end of the {name} bitmap is not set", "fix"),
 /* pass 7 */
-P(E3P_JNL_INODE_BAD, "journal_inode", 7, E3_FIX_NEVER,
-  "journal inode is invalid ({name})", NULL),
-P(E3P_JNL_SB_BAD, "journal_superblock", 7, E3_FIX_NEVER,
-  "journal superblock is invalid ({name})", NULL),
+/* e2fsck -p and -y both clear an invalid journal (or reset its
+ * superblock, or restore its inode from the superblock's backup) and
+ * recreate it: preen-safe. Unknown features stay untouched, as e2fsck
+ * leaves them (-p stops, -y aborts). */
+P(E3P_JNL_INODE_BAD, "journal_inode", 7, E3_FIX_PREEN,
+  "journal inode is invalid ({name})", "clear and recreate the journal"),
+P(E3P_JNL_SB_BAD, "journal_superblock", 7, E3_FIX_PREEN,
+  "journal superblock is invalid ({name})", "clear and recreate the journal"),
 P(E3P_JNL_PENDING, "journal_needs_recovery", 7, E3_FIX_PREEN,
   "journal needs recovery (log starts at {num}, sequence {num2})", "replay it"),
 P(E3P_JNL_DATA_NO_RECOVER, "journal_data_no_recover", 7, E3_FIX_YES,
@@ -206,6 +210,10 @@ P(E3P_JNL_REPLAYED, "journal_replayed", 7, E3_FIX_PREEN,
   "journal replayed: {num} transactions, {num2} blocks", "replay"),
 P(E3P_JNL_EXTERNAL, "journal_external", 7, E3_FIX_NEVER,
   "filesystem has an external journal, which e3fsck does not check", NULL),
+P(E3P_JNL_RECREATED, "journal_recreated", 7, E3_FIX_PREEN,
+  "journal recreated: {num} blocks ({num2} KiB)", "recreate"),
+P(E3P_JNL_NOT_RECREATED, "journal_not_recreated", 7, E3_FIX_NEVER,
+  "the invalid journal was cleared but not recreated ({name})", NULL),
 /* pass 8 */
 P(E3P_LAYOUT_NONCONTIG, "layout_noncontig", 8, E3_FIX_NEVER,
   "{num} files non-contiguous ({name}%), over the limit", NULL),

@@ -16,6 +16,7 @@
 #include "e3img.h"
 #include "mkfs_target.h"
 #include "mkfs_zeroio.h"
+#include "mkjournal.h"
 
 #define BSD_DISKMAGIC 0x82564557U
 #define BSD_MAGICDISK 0x57455682U
@@ -243,26 +244,15 @@ static errcode_t make_special_inodes(ext2_filsys fs,
 	return err;
 }
 
-/* The journal must read as zeros (a stale block that looks like a
- * descriptor would be replayed); on a zeroed file it already does. */
+/* On a zeroed file the journal already reads as zeros (mkjournal.c). */
 static errcode_t make_journal(ext2_filsys fs, const struct e3_mkfs_geometry *g,
 			      const struct e3_mkfs_target *t)
 {
-	struct ext2fs_journal_params jp;
-	errcode_t err;
-
 	if (!g->journal_blocks) {
 		ext2fs_clear_feature_journal(fs->super);
 		return 0;
 	}
-	err = ext2fs_get_journal_params(&jp, fs);
-	if (err)
-		return err;
-	jp.num_journal_blocks = g->journal_blocks;
-	jp.num_fc_blocks = 0;
-	return ext2fs_add_journal_inode3(fs, &jp, ~0ULL,
-					 EXT2_MKJOURNAL_NO_MNT_CHECK |
-					 (t->zeroed ? EXT2_MKJOURNAL_LAZYINIT : 0));
+	return e3_make_journal(fs, g->journal_blocks, t->zeroed, NULL);
 }
 
 static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,

@@ -201,27 +201,118 @@ damage() {
 	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem state: *not clean$'
 }
 
-@test "a journal block pointer past the end: reported as an invalid journal, -y clears it and leaves e2fsck nothing" {
-	local img=$W/jmap.img
+# jdamage KIND IMAGE: a fresh 16 MiB e3mkfs image (a 1024-block journal)
+# whose internal journal is invalid in one way:
+#   magic   the journal superblock's magic zeroed
+#   bsize   its block size 2048 on a 1 KiB-block filesystem
+#   hole    inode 8's block 5 a hole
+#   ptr     inode 8's block 2 past the end of the filesystem
+#   feature an unknown incompat feature bit (a valid-looking journal
+#           e3fsck must not touch, as e2fsck does not)
+jdamage() {
+	local kind=$1 img=$2 jblk off bytes
 	rm -f "$img"
-	e3mkfs -q -F "$img" 64M
-	debugfs -w -R "sif <8> block[2] 9999999" "$img" 2>/dev/null
-	run e3fsck -n "$img"
-	assert_status 4				# not 8: the check ran
-	assert_output_has "journal inode is invalid (block map leaves the filesystem"
-	run e3fsck -y "$img"
-	[ $((status & 8)) -eq 0 ]
-	run e2fsck -fn "$img"			# i_blocks of inode 8 fixed too
+	e3mkfs -q -F "$img" 16M
+	case $kind in
+	hole) debugfs -w -R "sif <8> block[5] 0" "$img" 2>/dev/null; return ;;
+	ptr) debugfs -w -R "sif <8> block[2] 9999999" "$img" 2>/dev/null; return ;;
+	magic) off=0 bytes='\x00\x00\x00\x00' ;;
+	bsize) off=12 bytes='\x00\x00\x08\x00' ;;
+	feature) off=40 bytes='\x00\x00\x01\x00' ;;
+	esac
+	jblk=$(debugfs -R "bmap <8> 0" "$img" 2>/dev/null)
+	printf "$bytes" | dd of="$img" bs=1 seek=$((jblk * 1024 + off)) conv=notrunc status=none
+}
+
+# jrepaired IMAGE: a journal again (e2fsck and dumpe2fs agree), the image
+# clean to both checkers, and writable: e3cp copies a small tree in
+jrepaired() {
+	local img=$1 t=$W/jtree
+	run e3fsck -fn "$img"
 	assert_status 0
-	# the invalid journal is an error left: not clean, writers refuse;
-	# forced past that, the hole in the log still stops them
-	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem state: *not clean$'
-	run e3cp "$E3_TOP/README.md" "$img"
-	assert_status 2
-	assert_output_has "run e3fsck first"
-	run e3cp --force "$E3_TOP/README.md" "$img"
-	assert_status 2
-	assert_output_has "leaves a hole"
+	assert_fsck_clean "$img"
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem features:.*has_journal'
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Total journal size: *1024k$'
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem state: *clean$'
+	rm -rf "$t"; mkdir -p "$t/sub"
+	echo one > "$t/a"; head -c 30000 /dev/urandom > "$t/sub/b"
+	run e3cp "$t" "$img"
+	assert_status 0
+	assert_fsck_clean "$img"
+	[ "$(debugfs -R 'cat /sub/b' "$img" 2>/dev/null | md5sum)" = "$(md5sum < "$t/sub/b")" ]
+}
+
+# jfix_y KIND MESSAGE: -y clears the invalid journal and recreates it
+jfix_y() {
+	local img=$W/j$1.img
+	jdamage "$1" "$img"
+	run e3fsck -y "$img"
+	assert_status 1
+	assert_output_has "$2: fixed (clear and recreate the journal)"
+	assert_output_has "pass 7: journal recreated: 1024 blocks (1024 KiB): fixed"
+	jrepaired "$img"
+}
+
+@test "an invalid journal (zeroed magic): -y clears and recreates it, e2fsck agrees, e3cp writes" {
+	jfix_y magic "journal superblock is invalid (bad magic or type)"
+}
+
+@test "an invalid journal (wrong block size): -y clears and recreates it, e2fsck agrees, e3cp writes" {
+	jfix_y bsize "journal superblock is invalid (block size differs from the filesystem's)"
+}
+
+@test "an invalid journal (hole in inode 8's map): -y clears and recreates it, e2fsck agrees, e3cp writes" {
+	jfix_y hole "journal inode is invalid (block map leaves the filesystem, names a block twice or has a hole)"
+}
+
+@test "an invalid journal (block pointer past the end): -y clears and recreates it, e2fsck agrees, e3cp writes" {
+	jfix_y ptr "journal inode is invalid (block map leaves the filesystem, names a block twice or has a hole)"
+}
+
+@test "an invalid journal: -n reports it (exit 4) and writes nothing" {
+	local img=$W/jn.img sum
+	jdamage magic "$img"
+	sum=$(md5sum < "$img")
+	run e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "journal superblock is invalid (bad magic or type): not fixed (clear and recreate the journal with -p or -y)"
+	[ "$(md5sum < "$img")" = "$sum" ]
+	run e3fsck --json -n "$img"
+	assert_status 4
+	assert_output_has '"id": "journal_superblock"'
+	assert_output_has '"fix": "preen"'
+	[ "$(md5sum < "$img")" = "$sum" ]
+	jdamage hole "$img"
+	sum=$(md5sum < "$img")
+	run e3fsck -n "$img"
+	assert_status 4
+	[ "$(md5sum < "$img")" = "$sum" ]
+}
+
+@test "an invalid journal: -p does what e2fsck -p does (recreates; unknown features refused)" {
+	local k img e2img e2st
+	for k in magic bsize hole feature; do
+		img=$W/jp$k.img e2img=$W/jp$k-e2.img
+		jdamage "$k" "$img"
+		cp "$img" "$e2img"
+		run e2fsck -fp "$e2img"		# e3fsck -p always checks
+		e2st=$status
+		run e3fsck -p "$img"
+		echo "$k: e2fsck -p $e2st, e3fsck -p $status" >&2
+		[ "$status" -eq "$e2st" ]
+		if [ "$k" = feature ]; then
+			# e2fsck -p: UNEXPECTED INCONSISTENCY (4), journal untouched
+			assert_status 4
+			assert_output_has "UNEXPECTED INCONSISTENCY"
+			dumpe2fs -h "$img" 2>/dev/null | grep -q '^Journal features:.*FEATURE_I8'
+			continue
+		fi
+		assert_status 1
+		assert_output_has "journal recreated: 1024 blocks"
+		dumpe2fs -h "$e2img" 2>/dev/null | grep -q '^Total journal size: *1024k$'
+		assert_fsck_clean "$e2img"
+		jrepaired "$img"
+	done
 }
 
 # layout_image N: the N-th varied image for the layout comparison
