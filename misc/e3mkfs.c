@@ -445,11 +445,18 @@ static int fill(struct mkfs_opts *o)
 				     .event = on_copy_event };
 	struct e3_copyin_stats st = { 0 };
 	char *fatal_path = NULL;
+	uint64_t more = 0, free_now = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	e3_image_t *img;
 	errcode_t err, err2;
 
 	co.threads = o->jobs ? o->jobs : ncpu > 0 ? (unsigned)ncpu : 1;
+	/* the tree is measured (again, after auto sizing) before anything
+	 * is written: a SIZE too small is refused up front rather than
+	 * found full half way, and the measure pass's listings let the
+	 * workers open files and the scanner skip a stat per entry, which
+	 * more than pays for it (small corpus on tmpfs 0.66 -> 0.50 s) */
+	co.check_space = 1;
 	if (o->params.have_epoch) {
 		co.clamp_time = o->params.epoch;
 		co.reproducible = 1;
@@ -461,7 +468,16 @@ static int fill(struct mkfs_opts *o)
 		return 1;
 	}
 	co.event_ctx = &fatal_path;
-	err = e3_copyin_run(img, o->srcs, o->nsrcs, &co, &st, NULL, NULL);
+	err = e3_copyin_run(img, o->srcs, o->nsrcs, &co, &st, &more,
+			    &free_now);
+	if (err == E3_NO_SPACE_KNOWN) {
+		/* nothing copied: the image stays as formatted, empty */
+		e3_image_abort(img);
+		tool_error(o->image, 0, "image full: the input needs %" PRIu64
+			   " more blocks (%" PRIu64 " free); SIZE auto fits "
+			   "it", more, free_now);
+		return 1;
+	}
 	err2 = e3_image_close(img);
 	if (err || err2) {
 		if (err && fatal_path)

@@ -570,6 +570,19 @@ DT
 	assert_fsck_clean "$T/v.img"
 }
 
+@test "e3mkfs -d with a SIZE too small: refused before copying, saying how many blocks; the image is empty and clean" {
+	rm -rf "$T/sm"; mkdir -p "$T/sm/t"
+	for k in $(seq 1 12); do head -c 1048576 /dev/urandom > "$T/sm/t/f$k"; done
+	run e3mkfs -q -d "$T/sm/t" "$T/sm/x.img" 8M
+	assert_status 1
+	assert_output_has "e3mkfs: $T/sm/x.img: image full: the input needs "
+	assert_output_has "SIZE auto fits it"
+	assert_fsck_clean "$T/sm/x.img"
+	run debugfs -R "ls /" "$T/sm/x.img"
+	[[ "$output" != *f1* ]]
+	rm -rf "$T/sm"
+}
+
 @test "e3mkfs -d SRC IMAGE auto: the smallest image that holds the tree, filled, e2fsck clean" {
 	rm -f "$T/auto.img"
 	run e3mkfs -d "$T/tree" "$T/auto.img" auto
