@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/copyin.sh [--quick] [--runs N] [--only disk|shm] [--corpus NAME]
 #                  [--tools "TOOL..."]
-# Copy-in, side by side in one run: e3cp -j1, e3cp -j2, e3mkfs -d,
+# Copy-in, side by side in one run: e3cp -j1, e3cp -j2, e3cp -j2 with
+# SOURCE_DATE_EPOCH (reproducible: e3mkfs and e3cp), e3mkfs -d,
 # mke2fs -t ext3 -d, genext2fs + tune2fs -j, and (root) cp -a onto a loop
 # mount, on the three corpora of bench/mkcorpus.sh; the image on disk
 # (every tool's image synced) and on /dev/shm. Same image size and 4 KiB
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
 	--only) only=$2; shift ;;
 	--corpus) corpora=$2; shift ;;
 	--tools) pick=$2; shift ;;
-	*) echo "usage: $0 [--quick] [--runs N] [--only disk|shm] [--corpus real|small|big] [--tools \"e3cp-j1 e3cp-j2 e3mkfs-d mke2fs-d genext2fs cp-a\"]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--quick] [--runs N] [--only disk|shm] [--corpus real|small|big] [--tools \"e3cp-j1 e3cp-j2 e3cp-j2-repro e3mkfs-d mke2fs-d genext2fs cp-a\"]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -38,6 +39,8 @@ tool_cmd() {
 	case $t in
 	e3cp-j1|e3cp-j2)
 		echo "e3mkfs -q -F -b 4096 -N $ino $img ${mib}M && e3cp --quiet -j${t#e3cp-j} $src $img" ;;
+	e3cp-j2-repro)	# a build pipeline's run: same bytes every time
+		echo "export SOURCE_DATE_EPOCH=1700000000 && e3mkfs -q -F -b 4096 -N $ino $img ${mib}M && e3cp --quiet -j2 $src $img" ;;
 	e3mkfs-d)
 		echo "e3mkfs -q -F -b 4096 -N $ino -d $src $img ${mib}M" ;;
 	mke2fs-d)
@@ -72,7 +75,7 @@ run_one() {	# TOOL SRC IMG MIB INODES -> "wall rss_kib disk_mib"
 	rm -f "$3.time"
 }
 
-tools="e3cp-j1 e3cp-j2 e3mkfs-d mke2fs-d genext2fs"
+tools="e3cp-j1 e3cp-j2 e3cp-j2-repro e3mkfs-d mke2fs-d genext2fs"
 [ "$(id -u)" -eq 0 ] && tools="$tools cp-a"
 [ -n "$pick" ] && tools=$pick
 places="disk shm"

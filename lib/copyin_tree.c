@@ -6,11 +6,13 @@
  * created here, in that order, then queued: a worker copies their data
  * region by region (SEEK_DATA/SEEK_HOLE), so holes stay holes.
  *
- * Outside reproducible mode a worker also opens the source file: the
- * scanner's thread is the one every other waits on, and an open costs
- * as much as a third of its work per file. A file the worker cannot open
- * is then closed empty and its entry removed again, so the image ends as
- * if it had been skipped up front. That holds only where the name was
+ * A worker also opens the source file: the scanner's thread is the one
+ * every other waits on, and an open costs as much as a third of its work
+ * per file. A file the worker cannot open is then closed empty and its
+ * entry removed again, so the image ends as if it had been skipped. In
+ * reproducible mode that removal is made by the scanner when it closes
+ * the file, in creation order (cp_close_oldest), so it happens at the
+ * same point of the walk whatever -j. That holds only where the name was
  * free: a file it would replace (--overwrite) must stay when the source
  * cannot be read, so the scanner opens those, and files with xattrs still
  * to read or with other links (a later name would be linked to it). So
@@ -577,7 +579,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 
 	/* the worker opens it when nothing here needs it open, the name is
 	 * free and its mode lets us read it: see the top of the file */
-	defer = !c->ordered && no_xattrs && st->st_nlink == 1 && w->dir &&
+	defer = no_xattrs && st->st_nlink == 1 && w->dir &&
 		cp_mode_readable(c, st);
 	if (defer && !fresh) {
 		err = e3_lookup(c->img, parent, name, &old);

@@ -469,6 +469,20 @@ PY
 		[[ "$output" != *denied* ]]
 		assert_fsck_clean "$T/nocap.img"
 	done
+	# reproducible mode opens in the workers too: the entry comes and
+	# goes at the same point of the walk whatever -j, among 60 others
+	for k in $(seq 10 69); do printf '%s' $k > "$T/nocap/f$k"; done
+	SOURCE_DATE_EPOCH=1700000000 e3mkfs -q -F "$T/nocap-base.img" 16M
+	for j in 1 4; do
+		cp "$T/nocap-base.img" "$T/nocap-j$j.img"
+		run setpriv --bounding-set -all "$E3_TOP/misc/e3cp" --reproducible -j$j "$T/nocap" "$T/nocap-j$j.img"
+		assert_status 1
+		assert_output_has "denied: skipped: Permission denied"
+		assert_fsck_clean "$T/nocap-j$j.img"
+	done
+	cmp "$T/nocap-j1.img" "$T/nocap-j4.img"
+	run debugfs -R "cat /f42" "$T/nocap-j4.img"
+	assert_output_has "42"
 }
 
 @test "a source file shorter than its stat size is named as the failing entry, in reproducible mode too" {
