@@ -293,6 +293,10 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 		}
 		if (!err)
 			err = e3_remove(c->img, parent, name);
+		/* the close removed it itself (its source could not be
+		 * opened): the name is free now */
+		if (cp_is_missing(err))
+			err = 0;
 	}
 	/* its number may be reused: hard links to come must not follow it */
 	if (!err && links <= 1)

@@ -888,11 +888,17 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		free(dup2);
 	}
 	/* the entries of files the workers could not open go before the
-	 * next source, which may bring the same names */
+	 * next source, which may bring the same names; in ordered mode the
+	 * scanner removes them as it closes the files, so all are closed
+	 * here (a point of the walk, the same at any -j) */
 	if (w.deferred_opens) {
-		err2 = cp_flush_batch(c);
-		if (!err2)
-			err2 = e3_workq_wait(c->wq);
+		if (c->ordered) {
+			err2 = cp_close_oldest(c, 0);
+		} else {
+			err2 = cp_flush_batch(c);
+			if (!err2)
+				err2 = e3_workq_wait(c->wq);
+		}
 		if (!err)
 			err = err2;
 	}

@@ -158,10 +158,11 @@ static errcode_t dx_find(ext2_filsys fs, ext2_ino_t dir, struct ext2_inode *di,
 		goto out;
 	version = root[DX_INFO + 4];
 	levels = root[DX_INFO + 6];
-	if (version > EXT2_HASH_TEA_UNSIGNED || levels > 1)
+	/* only the versions a root may hold (the unsigned ones come from
+	 * s_flags), as the kernel and libext2fs' dx lookup accept */
+	if (version > EXT2_HASH_TEA || levels > 1)
 		goto out;
-	if (version <= EXT2_HASH_TEA &&
-	    (fs->super->s_flags & EXT2_FLAGS_UNSIGNED_HASH))
+	if (fs->super->s_flags & EXT2_FLAGS_UNSIGNED_HASH)
 		version += 3;
 	if (ext2fs_dirhash2((int)version, name, (int)len, NULL, 0,
 			    fs->super->s_hash_seed, &hash, NULL))
@@ -235,7 +236,9 @@ errcode_t e3_dir_find(ext2_filsys fs, ext2_ino_t dir, const char *name,
 	err = ext2fs_read_inode(fs, dir, &di);
 	if (err)
 		return err;
+	/* "." and ".." live in block 0, outside every leaf */
 	if (len && len <= EXT2_NAME_LEN && LINUX_S_ISDIR(di.i_mode) &&
+	    strcmp(name, ".") && strcmp(name, "..") &&
 	    (di.i_flags & EXT2_INDEX_FL) &&
 	    ext2fs_has_feature_dir_index(fs->super) &&
 	    !ext2fs_has_feature_metadata_csum(fs->super)) {
