@@ -124,6 +124,8 @@ struct chk_ctx {
 	/* this round: the invalid journal is to be cleared by the round's
 	 * fixes, and the passes ignore inode 8 (reset each round) */
 	int jnl_clear;
+	unsigned jnl_rounds;		/* rounds that cleared or recreated the
+					   journal: not counted in MAX_ROUNDS */
 };
 
 #define CHK_ITABLE_CHUNK 16	/* inode-table blocks per read */

@@ -256,6 +256,8 @@ errcode_t chk_clear_journal(struct chk_ctx *ctx)
 		    rep->findings[i].code == E3P_JNL_SB_BAD)
 			rep->findings[i].fixed = 1;
 	ctx->jnl_recreate = 1;
+	if (ctx->jnl_rounds < 2)
+		ctx->jnl_rounds++;
 	ctx->changed++;
 	return 0;
 }
@@ -343,6 +345,8 @@ void chk_recreate_journal(struct chk_ctx *ctx)
 		f->num = got;
 		f->num2 = (uint64_t)got * ctx->bs / 1024;
 	}
+	if (ctx->jnl_rounds < 2)
+		ctx->jnl_rounds++;
 	ctx->changed++;
 }
 

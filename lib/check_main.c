@@ -185,8 +185,11 @@ static errcode_t check_rounds(struct chk_ctx *ctx)
 
 	for (rep->rounds = 1;; rep->rounds++) {
 		/* past MAX_ROUNDS, one more look that fixes nothing, so what
-		 * the fixes could not settle is still reported */
-		int last = rep->rounds > MAX_ROUNDS;
+		 * the fixes could not settle is still reported. The rounds
+		 * that clear and recreate an invalid journal are not counted:
+		 * other fixes cannot use them up and leave the journal not
+		 * recreated (if they do not settle, chk_journal_left says so) */
+		int last = rep->rounds > MAX_ROUNDS + ctx->jnl_rounds;
 
 		ctx->fd = -1;
 		ctx->changed = 0;
