@@ -3,7 +3,9 @@
  * at the end of a round on the read-write ext2_filsys, from that round's
  * findings and computed state:
  *   1. bitmaps and counts := computed (so what this round allocates comes
- *      from blocks that are really free);
+ *      from blocks that are really free); then an invalid journal pass 7
+ *      marked is cleared (check_journal.c: the passes already left inode
+ *      8 out of the computed bitmaps);
  *   2. inode fixes (clear bad inodes, dtime, flags, block pointers: clear
  *      illegal ones, clone blocks claimed twice or lying in metadata), EA
  *      blocks, the orphan list, i_size/i_blocks, link counts;

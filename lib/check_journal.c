@@ -3,10 +3,11 @@
  * file, big enough, no holes in the log), its superblock (magic, type,
  * block size, length, features) and whether a replay is pending. The
  * replay itself is lib/recovery.c's e3_journal_replay. An invalid
- * internal journal is cleared here and recreated (lib/mkjournal.c) at the
- * end of a later round. It runs first, as e2fsck's journal check does, so
- * that a replayed image, or one without the invalid journal, is what the
- * other passes see.
+ * internal journal is cleared by the round's fixes (the passes ignore
+ * inode 8 meanwhile) and recreated (lib/mkjournal.c) at the end of a
+ * later round. It runs first, as e2fsck's journal check does, so that a
+ * replayed image, or one without the invalid journal, is what the other
+ * passes see.
  */
 #include <errno.h>
 #include <stdio.h>
