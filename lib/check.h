@@ -121,6 +121,11 @@ struct chk_ctx {
 	 * round finds the bitmaps right (kept across rounds) */
 	int jnl_recreate;
 	blk_t jnl_blocks;		/* its size, 0 = the default */
+	/* this round: the invalid journal is to be cleared by the round's
+	 * fixes, and the passes ignore inode 8 (reset each round) */
+	int jnl_clear;
+	unsigned jnl_rounds;		/* rounds that cleared or recreated the
+					   journal: not counted in MAX_ROUNDS */
 };
 
 #define CHK_ITABLE_CHUNK 16	/* inode-table blocks per read */
@@ -184,6 +189,12 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx);	/* check_journal.c */
  * that changed nothing (so the bitmaps are what the passes computed) and
  * left no error. check_journal.c */
 void chk_recreate_journal(struct chk_ctx *ctx);
+/* The invalid journal pass 7 marked (ctx->jnl_clear) cleared: one of the
+ * round's fixes, applied only when the round's fixes are. check_journal.c */
+errcode_t chk_clear_journal(struct chk_ctx *ctx);
+/* After the last round: a cleared journal still due is reported as not
+ * recreated. check_journal.c */
+void chk_journal_left(struct chk_ctx *ctx);
 void chk_pass_layout(struct chk_ctx *ctx);		/* check_layout.c */
 errcode_t chk_apply_fixes(struct chk_ctx *ctx);		/* check_fix.c */
 /* Marks the filesystem clean, or not clean when errors are left, after a

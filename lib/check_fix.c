@@ -3,7 +3,9 @@
  * at the end of a round on the read-write ext2_filsys, from that round's
  * findings and computed state:
  *   1. bitmaps and counts := computed (so what this round allocates comes
- *      from blocks that are really free);
+ *      from blocks that are really free); then an invalid journal pass 7
+ *      marked is cleared (check_journal.c: the passes already left inode
+ *      8 out of the computed bitmaps);
  *   2. inode fixes (clear bad inodes, dtime, flags, block pointers: clear
  *      illegal ones, clone blocks claimed twice or lying in metadata), EA
  *      blocks, the orphan list, i_size/i_blocks, link counts;
@@ -335,6 +337,18 @@ out:
 	free(raw);
 }
 
+/* Inode 8 with data while no internal journal uses it: zeroed whole, as
+ * e2fsck does; the next round's bitmaps give its blocks back. */
+static void fix_journal_inode(struct chk_ctx *ctx, struct e3_finding *f)
+{
+	unsigned char *raw = calloc(1, ctx->isize);
+
+	if (raw && !ext2fs_write_inode_full(ctx->fs, EXT2_JOURNAL_INO,
+					    (void *)raw, ctx->isize))
+		done(ctx, f);
+	free(raw);
+}
+
 static void fix_orphans(struct chk_ctx *ctx, struct e3_finding *f)
 {
 	ext2_ino_t ino = ctx->fs->super->s_last_orphan, steps = 0;
@@ -389,6 +403,9 @@ static void fix_inodes(struct chk_ctx *ctx)
 		case E3P_INO_RESIZE_BAD:
 			if (!fix_resize(ctx))
 				done(ctx, f);
+			break;
+		case E3P_INO_JOURNAL_NOT_CLEAR:
+			fix_journal_inode(ctx, f);
 			break;
 		case E3P_SB_ERROR_STATE:
 			ctx->fs->super->s_state &= ~EXT2_ERROR_FS;
@@ -470,6 +487,7 @@ void chk_mark_state(struct chk_ctx *ctx)
 errcode_t chk_apply_fixes(struct chk_ctx *ctx)
 {
 	struct e3_check_report *rep = ctx->rep;
+	errcode_t err;
 	size_t i;
 	int bitmaps = 0;
 
@@ -493,6 +511,10 @@ errcode_t chk_apply_fixes(struct chk_ctx *ctx)
 			if (bitmap_finding(rep->findings[i].code))
 				done(ctx, &rep->findings[i]);
 	}
+	/* after the bitmaps, computed without inode 8 */
+	err = chk_clear_journal(ctx);
+	if (err)
+		return err;
 	fix_inodes(ctx);
 	chk_fix_dirs(ctx);
 	chk_recreate_journal(ctx);

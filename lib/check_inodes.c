@@ -536,6 +536,11 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 		}
 		return;
 	}
+	/* the invalid journal this round's fixes clear: its blocks are
+	 * nobody's (so that the computed bitmaps free them, and a block its
+	 * map shares with a file is no duplicate) */
+	if (ino == EXT2_JOURNAL_INO && ctx->jnl_clear)
+		return;
 	/* an external journal leaves inode 8 unused, as any reserved one */
 	if (ino == EXT2_JOURNAL_INO &&
 	    ext2fs_has_feature_journal(ctx->fs->super) &&
@@ -549,6 +554,11 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 		walk_file(w, ino, in, 1);
 		return;
 	}
+	/* e2fsck's test (pass 1): links, i_blocks or a first block. Its
+	 * blocks stay claimed until the fix zeroes it, as with e2fsck -n */
+	if (ino == EXT2_JOURNAL_INO && !ext2fs_has_feature_journal(ctx->fs->super) &&
+	    (in->i_links_count || in->i_blocks || in->i_block[0]))
+		wadd(w, E3P_INO_JOURNAL_NOT_CLEAR, ino);
 	if (in->i_mode && !LINUX_S_ISREG(in->i_mode) && ino != EXT2_BAD_INO &&
 	    (f = wadd(w, E3P_INO_RESERVED_MODE, ino))) {
 		f->num = in->i_mode;

@@ -3,12 +3,14 @@
  * file, big enough, no holes in the log), its superblock (magic, type,
  * block size, length, features) and whether a replay is pending. The
  * replay itself is lib/recovery.c's e3_journal_replay. An invalid
- * internal journal is cleared here and recreated (lib/mkjournal.c) at the
- * end of a later round. It runs first, as e2fsck's journal check does, so
- * that a replayed image, or one without the invalid journal, is what the
- * other passes see.
+ * internal journal is cleared by the round's fixes (the passes ignore
+ * inode 8 meanwhile) and recreated (lib/mkjournal.c) at the end of a
+ * later round. It runs first, as e2fsck's journal check does, so that a
+ * replayed image, or one without the invalid journal, is what the other
+ * passes see.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,72 +145,70 @@ static int chk_journal_state(struct chk_ctx *ctx)
 	return JNL_OK;
 }
 
-/* Frees the blocks of the invalid journal's map, where it is a plain
- * block map (not a fast symlink's text, not extents): blocks inside the filesystem, not group metadata,
- * marked in use. Best effort: whatever is left (a map too broken to walk,
- * a block another file claims too) the next round's bitmap pass settles,
- * as it computes the bitmaps from what the inodes claim. */
-static int free_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
-		   blk64_t ref_blk, int ref_off, void *priv)
-{
-	struct chk_ctx *ctx = priv;
-	blk64_t b = *blocknr;
+struct mapped {
+	struct chk_ctx *ctx;
+	blk_t n;
+};
 
-	(void)cnt;
+static int count_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
+		    blk64_t ref_blk, int ref_off, void *priv)
+{
+	struct mapped *m = priv;
+
 	(void)ref_blk;
 	(void)ref_off;
-	if (b >= fs->super->s_first_data_block && b < ctx->nblocks &&
-	    !chk_bit(&ctx->meta, b) && ext2fs_test_block_bitmap2(fs->block_map, b))
-		ext2fs_block_alloc_stats2(fs, b, -1);	/* counts too */
+	if (cnt >= 0 && *blocknr >= fs->super->s_first_data_block &&
+	    *blocknr < m->ctx->nblocks)
+		m->n++;
 	return 0;
 }
 
-/* The size to recreate: the old journal's, when it is sane, so that a
- * size chosen at mkfs survives. e2fsck 1.47 always recreates at the
- * default size (seen: a 2 MiB journal on a 64 MiB filesystem came back as
- * 4 MiB); the old size is the better guess of what the user wanted.
- * 0 = the default. */
-static blk_t old_size(struct chk_ctx *ctx, const struct ext2_inode *in)
+static int sane_size(struct chk_ctx *ctx, uint64_t n)
 {
-	uint64_t n = EXT2_I_SIZE(in) / ctx->bs;
-
-	return n >= JBD_MIN_BLOCKS && n <= ctx->nblocks / 2 ? (blk_t)n : 0;
+	return n >= JBD_MIN_BLOCKS && n <= ctx->nblocks / 2;
 }
 
-/* Clears the invalid internal journal, as e2fsck -p/-y do: its blocks
- * freed, inode 8 zeroed, has_journal and needs_recovery cleared (and,
- * until the new journal sets them again, s_journal_inum and the
- * s_jnl_blocks backup, so the filesystem between rounds is a valid one
- * without a journal). The new journal comes at the end of a later round
- * (chk_recreate_journal), once the passes have seen the filesystem
- * without the old one and the bitmaps are right.
- *
- * e2fsck differs in two ways, both ending in an empty valid journal of
- * the size: a superblock with a bad block size or length is rewritten
- * in place ("Journal superblock is corrupt. Fix?"), and a bad journal
- * inode (mode, links, size, hole in the map) is restored from the
- * s_jnl_blocks backup. We recreate in all these cases: one path, and no
- * trust in a backup whose blocks the damage may have given to others. */
-static errcode_t clear_journal(struct chk_ctx *ctx)
+/* The size to recreate, from what the invalid journal still says that
+ * can be trusted: its superblock's length when that superblock is one
+ * (magic, type, block size), else the count of blocks its map names
+ * inside the filesystem; never i_size, the field most likely to be the
+ * damage (a bogus one asked for half the filesystem). e2fsck 1.47 always
+ * recreates at the default size (seen: a 2 MiB journal on a 64 MiB
+ * filesystem came back as 4 MiB); the old size is the better guess of
+ * what the user wanted. 0 = the default. chk_recreate_journal falls back
+ * to the default when the old size does not fit. */
+static blk_t old_size(struct chk_ctx *ctx)
 {
-	ext2_filsys fs = ctx->fs;
-	struct ext2_super_block *sb = fs->super;
+	struct mapped m = { ctx, 0 };
 	struct ext2_inode in;
-	unsigned char *raw;
+	struct jsb j;
+
+	if (ext2fs_read_inode(ctx->fs, EXT2_JOURNAL_INO, &in))
+		return 0;
+	if (!read_jsb(ctx, &in, &j) && j.magic == JBD_MAGIC &&
+	    (j.blocktype == JBD_SB_V1 || j.blocktype == JBD_SB_V2) &&
+	    j.blocksize == ctx->bs && sane_size(ctx, j.maxlen))
+		return j.maxlen;
+	if (LINUX_S_ISREG(in.i_mode) && ext2fs_inode_has_valid_blocks2(ctx->fs, &in) &&
+	    !(in.i_flags & (EXT4_EXTENTS_FL | EXT4_INLINE_DATA_FL)))
+		ext2fs_block_iterate3(ctx->fs, EXT2_JOURNAL_INO,
+				      BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY,
+				      NULL, count_cb, &m);
+	return sane_size(ctx, m.n) ? m.n : 0;
+}
+
+/* inode 8 zeroed, has_journal and needs_recovery cleared, and (until a
+ * new journal sets them again) s_journal_inum and the s_jnl_blocks
+ * backup, so that the filesystem is a valid one without a journal. */
+static errcode_t drop_journal(struct chk_ctx *ctx)
+{
+	struct ext2_super_block *sb = ctx->fs->super;
+	unsigned char *raw = calloc(1, ctx->isize);
 	errcode_t err;
 
-	memset(&in, 0, sizeof(in));
-	if (!ext2fs_read_inode(fs, EXT2_JOURNAL_INO, &in) &&
-	    ext2fs_inode_has_valid_blocks2(fs, &in) &&
-	    !(in.i_flags & (EXT4_EXTENTS_FL | EXT4_INLINE_DATA_FL)) &&
-	    !chk_mark_metadata(ctx) && !ext2fs_read_bitmaps(fs))
-		ext2fs_block_iterate3(fs, EXT2_JOURNAL_INO, BLOCK_FLAG_READ_ONLY,
-				      NULL, free_cb, ctx);
-	ctx->jnl_blocks = old_size(ctx, &in);
-	raw = calloc(1, ctx->isize);
 	if (!raw)
 		return ENOMEM;
-	err = ext2fs_write_inode_full(fs, EXT2_JOURNAL_INO, (void *)raw,
+	err = ext2fs_write_inode_full(ctx->fs, EXT2_JOURNAL_INO, (void *)raw,
 				      ctx->isize);
 	free(raw);
 	if (err)
@@ -218,15 +218,102 @@ static errcode_t clear_journal(struct chk_ctx *ctx)
 	sb->s_journal_inum = 0;
 	memset(sb->s_jnl_blocks, 0, sizeof(sb->s_jnl_blocks));
 	sb->s_jnl_backup_type = 0;
-	ext2fs_mark_super_dirty(fs);
-	ctx->jnl_recreate = 1;
+	ext2fs_mark_super_dirty(ctx->fs);
 	return 0;
+}
+
+/* Clears the invalid internal journal, as e2fsck -p/-y do, as one of the
+ * round's fixes (chk_apply_fixes), not at once in pass 7: so that -p,
+ * when a later finding needs -y and no fix is applied, leaves the image
+ * as it found it (and "nothing was fixed" stays true), and so that the
+ * clearing and the bitmaps are written by the same round. The round's
+ * passes ran with inode 8 ignored (ctx->jnl_clear), so the computed
+ * bitmaps, written just before, already give its blocks back; none is
+ * freed here by its map, which may name blocks another file owns. The
+ * new journal comes at the end of a later round (chk_recreate_journal).
+ *
+ * e2fsck differs in two ways, both ending in an empty valid journal of
+ * the size: a superblock with a bad block size or length is rewritten
+ * in place ("Journal superblock is corrupt. Fix?"), and a bad journal
+ * inode (mode, links, size, hole in the map) is restored from the
+ * s_jnl_blocks backup. We recreate in all these cases: one path, and no
+ * trust in a backup whose blocks the damage may have given to others.
+ * e2fsck -p also clears the journal even when it then stops at a problem
+ * that needs -y; we do not (see above). */
+errcode_t chk_clear_journal(struct chk_ctx *ctx)
+{
+	struct e3_check_report *rep = ctx->rep;
+	errcode_t err;
+	size_t i;
+
+	if (!ctx->jnl_clear)
+		return 0;
+	ctx->jnl_clear = 0;
+	err = drop_journal(ctx);
+	if (err)
+		return err;
+	for (i = 0; i < rep->n_findings; i++)
+		if (rep->findings[i].code == E3P_JNL_INODE_BAD ||
+		    rep->findings[i].code == E3P_JNL_SB_BAD)
+			rep->findings[i].fixed = 1;
+	ctx->jnl_recreate = 1;
+	if (ctx->jnl_rounds < 2)
+		ctx->jnl_rounds++;
+	ctx->changed++;
+	return 0;
+}
+
+static void not_recreated(struct chk_ctx *ctx, const char *why)
+{
+	struct e3_finding *f = chk_add(ctx, NULL, E3P_JNL_NOT_RECREATED);
+
+	if (f)
+		f->name = strdup(why);
+}
+
+/* The size that fits in the free blocks: the one asked for, else the
+ * default; 0 (and the reason reported) when neither does. */
+static blk_t fitting_size(struct chk_ctx *ctx, blk_t want)
+{
+	blk64_t nfree = ext2fs_free_blocks_count(ctx->fs->super);
+	blk_t def = 0;
+	errcode_t err = e3_journal_default_blocks(ctx->fs, &def);
+	char why[160];
+
+	if (want && e3_journal_fs_blocks(ctx->fs, want) <= nfree)
+		return want;
+	if (err) {
+		not_recreated(ctx, error_message(err));
+		return 0;
+	}
+	if (e3_journal_fs_blocks(ctx->fs, def) <= nfree)
+		return def;
+	snprintf(why, sizeof(why), "not enough free blocks: a journal of "
+		 "%u blocks needs %llu, %llu are free", (unsigned)def,
+		 (unsigned long long)e3_journal_fs_blocks(ctx->fs, def),
+		 (unsigned long long)nfree);
+	not_recreated(ctx, why);
+	return 0;
+}
+
+/* A creation that failed half way (libext2fs writes inode 8 as it
+ * allocates) is undone: whatever inode 8 got freed, inode 8 zeroed and
+ * the superblock without a journal again, so the image stays valid. */
+static void undo_make(struct chk_ctx *ctx)
+{
+	struct ext2_inode in;
+
+	if (!ext2fs_read_inode(ctx->fs, EXT2_JOURNAL_INO, &in) &&
+	    ext2fs_inode_has_valid_blocks2(ctx->fs, &in))
+		ext2fs_punch(ctx->fs, EXT2_JOURNAL_INO, &in, NULL, 0, ~0ULL);
+	drop_journal(ctx);
+	ext2fs_mark_bb_dirty(ctx->fs);
 }
 
 void chk_recreate_journal(struct chk_ctx *ctx)
 {
 	struct e3_finding *f;
-	blk_t got = 0;
+	blk_t got = 0, n;
 	errcode_t err;
 	size_t i;
 
@@ -238,16 +325,19 @@ void chk_recreate_journal(struct chk_ctx *ctx)
 	 * valid one without a journal) */
 	for (i = 0; i < ctx->rep->n_findings; i++)
 		if (chk_finding_is_error(&ctx->rep->findings[i])) {
-			f = chk_add(ctx, NULL, E3P_JNL_NOT_RECREATED);
-			if (f)
-				f->name = strdup("errors are left");
+			not_recreated(ctx, "errors are left");
 			return;
 		}
-	err = e3_make_journal(ctx->fs, ctx->jnl_blocks, 0, &got);
+	/* libext2fs does not look at the free count first: check it here
+	 * (the round found the counts right) */
+	n = fitting_size(ctx, ctx->jnl_blocks);
+	if (!n)
+		return;
+	err = e3_make_journal(ctx->fs, n, 0, &got);
 	if (err) {
-		f = chk_add(ctx, NULL, E3P_JNL_NOT_RECREATED);
-		if (f)
-			f->name = strdup(error_message(err));
+		undo_make(ctx);
+		not_recreated(ctx, error_message(err));
+		ctx->changed++;		/* the undo wrote: check it */
 		return;
 	}
 	f = chk_add(ctx, NULL, E3P_JNL_RECREATED);
@@ -256,13 +346,32 @@ void chk_recreate_journal(struct chk_ctx *ctx)
 		f->num = got;
 		f->num2 = (uint64_t)got * ctx->bs / 1024;
 	}
+	if (ctx->jnl_rounds < 2)
+		ctx->jnl_rounds++;
 	ctx->changed++;
 }
 
-/* With -p/-y a pending log is replayed through lib/recovery.c, and an
- * invalid journal cleared (to be recreated later: chk_recreate_journal);
- * either way the round ends so the next one reopens the changed image.
- * With -n the image is checked as it is and the problem reported. */
+/* The run ended with the cleared journal not made anew: say so. */
+void chk_journal_left(struct chk_ctx *ctx)
+{
+	char why[120];
+
+	if (!ctx->jnl_recreate)
+		return;
+	ctx->jnl_recreate = 0;
+	if (ctx->preen_refused)
+		snprintf(why, sizeof(why), "-p stopped at a problem that needs -y");
+	else
+		snprintf(why, sizeof(why), "the check stopped after %u rounds "
+			 "with fixes still to check", ctx->rep->rounds);
+	not_recreated(ctx, why);
+}
+
+/* With -p/-y a pending log is replayed through lib/recovery.c and the
+ * round ends, so the next one reopens the replayed image. An invalid
+ * journal is marked to be cleared by this round's fixes
+ * (chk_clear_journal), and the passes go on without inode 8. With -n the
+ * image is checked as it is and the problem reported. */
 errcode_t chk_pass_journal(struct chk_ctx *ctx)
 {
 	struct e3_check_report *rep = ctx->rep;
@@ -285,11 +394,8 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 		goto out;
 	}
 	if (st == JNL_INVALID) {
-		err = clear_journal(ctx);
-		if (err)
-			return err;
-		f->fixed = 1;
-		ctx->changed++;
+		ctx->jnl_blocks = old_size(ctx);
+		ctx->jnl_clear = 1;
 		goto out;
 	}
 	memset(&rr, 0, sizeof(rr));

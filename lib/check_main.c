@@ -103,8 +103,10 @@ int chk_finding_is_error(const struct e3_finding *f)
 	const struct e3_problem *p = e3_problem(f->code);
 
 	/* an unset file type is no error (e2fsck sets it silently); the
-	 * error state is why the check runs, not an error of its own */
+	 * error state is why the check runs, not an error of its own; a
+	 * journal not recreated leaves a valid filesystem without one */
 	return !f->fixed && p && p->pass != 8 && f->code != E3P_JNL_EXTERNAL &&
+	       f->code != E3P_JNL_NOT_RECREATED &&
 	       f->code != E3P_DIR_SET_FILETYPE &&
 	       f->code != E3P_SB_ERROR_STATE;
 }
@@ -183,15 +185,21 @@ static errcode_t check_rounds(struct chk_ctx *ctx)
 
 	for (rep->rounds = 1;; rep->rounds++) {
 		/* past MAX_ROUNDS, one more look that fixes nothing, so what
-		 * the fixes could not settle is still reported */
-		int last = rep->rounds > MAX_ROUNDS;
+		 * the fixes could not settle is still reported. The rounds
+		 * that clear and recreate an invalid journal are not counted:
+		 * other fixes cannot use them up and leave the journal not
+		 * recreated (if they do not settle, chk_journal_left says so) */
+		int last = rep->rounds > MAX_ROUNDS + ctx->jnl_rounds;
 
 		ctx->fd = -1;
 		ctx->changed = 0;
+		ctx->jnl_clear = 0;
 		err = chk_open(ctx);
 		if (err)
 			break;
 		err = chk_pass_journal(ctx);
+		if (last)	/* fixes nothing: see inode 8 as it is */
+			ctx->jnl_clear = 0;
 		if (!err && !ctx->changed)
 			err = run_passes(ctx);
 		if (!err && ctx->opts.mode != E3_CHECK_READONLY && !ctx->changed) {
@@ -213,6 +221,8 @@ static errcode_t check_rounds(struct chk_ctx *ctx)
 		ctx->opts.superblock = 0;
 		ctx->opts.blocksize = 0;
 	}
+	if (!err)
+		chk_journal_left(ctx);
 	if (!err)
 		err = prepend(rep, &keep);
 	chk_vec_free(&keep);

@@ -108,6 +108,10 @@ P(E3P_INO_EA_IN_INODE, "inode_ea_in_inode", 2, E3_FIX_YES,
   "inode {ino} has a bad extended attribute in the inode", "clear the attributes"),
 P(E3P_INO_SPECIAL_SIZE, "inode_special_size", 2, E3_FIX_YES,
   "special (device/socket/fifo) inode {ino} has non-zero size {num}", "clear the size"),
+/* e2fsck: "Journal inode is not in use, but contains data. Clear?",
+ * cleared by -p too (seen: e2fsck -fp says CLEARED) */
+P(E3P_INO_JOURNAL_NOT_CLEAR, "journal_inode_not_clear", 2, E3_FIX_PREEN,
+  "journal inode {ino} is not in use, but contains data", "clear it"),
 P(E3P_DIR_BAD_REC_LEN, "dir_rec_len", 3, E3_FIX_YES,
   "directory {ino} block {num}: entry at offset {num2} has a bad rec_len", "salvage the block"),
 P(E3P_DIR_BAD_NAME_LEN, "dir_name_len", 3, E3_FIX_YES,
@@ -212,6 +216,7 @@ P(E3P_JNL_EXTERNAL, "journal_external", 7, E3_FIX_NEVER,
   "filesystem has an external journal, which e3fsck does not check", NULL),
 P(E3P_JNL_RECREATED, "journal_recreated", 7, E3_FIX_PREEN,
   "journal recreated: {num} blocks ({num2} KiB)", "recreate"),
+/* no error: the filesystem is a valid one without a journal */
 P(E3P_JNL_NOT_RECREATED, "journal_not_recreated", 7, E3_FIX_NEVER,
   "the invalid journal was cleared but not recreated ({name})", NULL),
 /* pass 8 */

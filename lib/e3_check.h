@@ -208,6 +208,7 @@ enum e3_problem_code {
 	E3P_INO_EXTRA_ISIZE,
 	E3P_INO_EA_IN_INODE,
 	E3P_INO_SPECIAL_SIZE,
+	E3P_INO_JOURNAL_NOT_CLEAR,	/* inode 8 has data, no journal uses it */
 	/* pass 3: directories */
 	E3P_DIR_BAD_REC_LEN = 300,
 	E3P_DIR_BAD_NAME_LEN,

@@ -25,3 +25,37 @@ errcode_t e3_make_journal(ext2_filsys fs, blk_t nblocks, int lazy,
 		*ret_blocks = jp.num_journal_blocks;
 	return err;
 }
+
+errcode_t e3_journal_default_blocks(ext2_filsys fs, blk_t *ret_blocks)
+{
+	struct ext2fs_journal_params jp;
+	errcode_t err = ext2fs_get_journal_params(&jp, fs);
+
+	*ret_blocks = err ? 0 : jp.num_journal_blocks;
+	return err;
+}
+
+static blk64_t div_up(blk64_t a, blk64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+blk64_t e3_journal_fs_blocks(ext2_filsys fs, blk_t nblocks)
+{
+	blk64_t a = fs->blocksize / 4, rem = nblocks, n = nblocks, part;
+
+	rem -= rem < EXT2_NDIR_BLOCKS ? rem : EXT2_NDIR_BLOCKS;
+	if (rem) {			/* single indirect */
+		part = rem < a ? rem : a;
+		n += 1;
+		rem -= part;
+	}
+	if (rem) {			/* double: itself and its indirects */
+		part = rem < a * a ? rem : a * a;
+		n += 1 + div_up(part, a);
+		rem -= part;
+	}
+	if (rem)			/* triple */
+		n += 1 + div_up(div_up(rem, a), a) + div_up(rem, a);
+	return n;
+}

@@ -18,4 +18,12 @@
 errcode_t e3_make_journal(ext2_filsys fs, blk_t nblocks, int lazy,
 			  blk_t *ret_blocks);
 
+/* libext2fs's default journal size for the filesystem (what e2fsck and
+ * mke2fs choose); EXT2_ET_JOURNAL_TOO_SMALL when it is too small for one. */
+errcode_t e3_journal_default_blocks(ext2_filsys fs, blk_t *ret_blocks);
+
+/* The filesystem blocks a block-mapped journal of nblocks takes: the log
+ * and the indirect blocks that map it. */
+blk64_t e3_journal_fs_blocks(ext2_filsys fs, blk_t nblocks);
+
 #endif

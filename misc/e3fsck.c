@@ -381,10 +381,13 @@ int main(int argc, char **argv)
 		printf("%s: warning: journal replay skipped: read-only check "
 		       "of the unreplayed image\n", a.image);
 	print_findings(&a, r);
+	/* -p applies a round's fixes all or none; earlier rounds may have
+	 * applied theirs before a later one stopped */
 	if (r->preen_refused)
 		printf("%s: UNEXPECTED INCONSISTENCY; run e3fsck -y "
-		       "(nothing was fixed; the filesystem is marked as "
-		       "having errors)\n", a.image);
+		       "(%s; the filesystem is marked as having errors)\n",
+		       a.image, r->n_fixed ? "only the fixes listed as fixed "
+		       "were made" : "nothing was fixed");
 	l = &r->layout;
 	if (!r->fatal) {
 		if ((a.verbose || a.layout) && l->inodes_count)

@@ -315,6 +315,121 @@ jfix_y() {
 	done
 }
 
+# jfull IMAGE: an 8 MiB mke2fs ext3 image (1 KiB blocks, a 1024-block
+# journal at 562-1590) with a ~5.5 MB file /big: 1207 blocks left free
+jfull() {
+	local img=$1
+	rm -f "$img"
+	mke2fs -q -F -t ext3 -b 1024 -J size=1 "$img" 8M
+	head -c 5500000 /dev/urandom > "$W/big"
+	debugfs -w -R "write $W/big big" "$img" >/dev/null 2>&1
+}
+
+# block_map IMAGE: the block bitmap of an 8 MiB image, as debugfs reads
+# it (dumpe2fs stops at a corrupt journal superblock)
+block_map() {
+	debugfs -R "testb 1 8191" "$1" 2>/dev/null | md5sum
+}
+
+@test "an invalid journal with a bogus i_size on a full image: -y recreates it at its real size, e2fsck agrees, -n clean after" {
+	local img=$W/jsize.img
+	jfull "$img"
+	# a hole in the map as recovery sees it, and a size asking for
+	# 4000 blocks where 2236 are free once the journal is cleared
+	debugfs -w -R "sif <8> size 4096000" "$img" 2>/dev/null
+	run e3fsck -fy "$img"
+	assert_status 1
+	assert_output_has "journal inode is invalid"
+	assert_output_has "journal recreated: 1024 blocks (1024 KiB): fixed"
+	[[ "$output" != *"not recreated"* ]]
+	assert_fsck_clean "$img"
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem features:.*has_journal'
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Total journal size: *1024k$'
+	run e3fsck -fn "$img"
+	assert_status 0
+}
+
+@test "an invalid journal with no room for a new one: -y clears it, says why, and leaves a clean image without a journal" {
+	local img=$W/jnofit.img
+	jfull "$img"
+	# the journal's blocks past the 12 direct ones go to a file, and
+	# inode 8 loses its indirect pointers (a hole: invalid): clearing it
+	# gives back 12 blocks, far from the 1029 a new journal needs
+	debugfs -w -R "freeb 574 1017" "$img" 2>/dev/null
+	head -c $((2200 * 1024)) /dev/urandom > "$W/fill"
+	debugfs -w -R "write $W/fill fill" "$img" >/dev/null 2>&1
+	debugfs -w -R "sif <8> block[IND] 0" "$img" 2>/dev/null
+	debugfs -w -R "sif <8> block[DIND] 0" "$img" 2>/dev/null
+	run e3fsck -fy "$img"
+	assert_status 1
+	assert_output_has "journal inode is invalid"
+	assert_output_has "the invalid journal was cleared but not recreated (not enough free blocks: a journal of 1024 blocks needs 1029,"
+	assert_fsck_clean "$img"
+	! dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem features:.*has_journal'
+	[ "$(debugfs -R 'stat <8>' "$img" 2>/dev/null | grep -c 'Links: 0')" -eq 1 ]
+	run e3fsck -fn "$img"
+	assert_status 0
+}
+
+@test "an invalid journal sharing a block with a file, and a duplicate block: -p changes nothing and says so, -y repairs all" {
+	local img=$W/jshare.img sum b1 b2 before e2before
+	jfull "$img"
+	b1=$(debugfs -R "blocks big" "$img" 2>/dev/null | awk '{ print $6 }')
+	b2=$(debugfs -R "blocks big" "$img" 2>/dev/null | awk '{ print $500 }')
+	debugfs -w -R "sif <8> block[3] $b1" "$img" 2>/dev/null
+	echo hello > "$W/small"
+	debugfs -w -R "write $W/small small" "$img" >/dev/null 2>&1
+	debugfs -w -R "sif small block[0] $b2" "$img" 2>/dev/null
+	printf '\x00\x00\x00\x00' | dd of="$img" bs=1 seek=$((562 * 1024)) conv=notrunc status=none
+	before=$(block_map "$img")
+	e2before=$(e2fsck -fn "$img" 2>&1 | grep -v "$img")
+	run e3fsck -p "$img"
+	assert_status 4
+	assert_output_has "UNEXPECTED INCONSISTENCY; run e3fsck -y (nothing was fixed;"
+	assert_output_has "journal superblock is invalid (bad magic or type): not fixed"
+	[[ "$output" != *": fixed"* ]]
+	[[ "$output" != *"MODIFIED"* ]]
+	# not made worse: the file's block still in use, the journal still
+	# there, the bitmaps as they were, e2fsck finds what it found before
+	debugfs -R "testb $b1" "$img" 2>&1 | grep -q "marked in use"
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem features:.*has_journal'
+	[ "$(block_map "$img")" = "$before" ]
+	[ "$(e2fsck -fn "$img" 2>&1 | grep -v "$img")" = "$e2before" ]
+	run e3fsck -y "$img"
+	assert_status 1
+	assert_output_has "block $b2 is claimed by inode 12 and by inode 13: fixed"
+	assert_output_has "journal recreated: 1024 blocks (1024 KiB): fixed"
+	debugfs -R "testb $b1" "$img" 2>&1 | grep -q "marked in use"
+	assert_fsck_clean "$img"
+	run e3fsck -fn "$img"
+	assert_status 0
+}
+
+@test "inode 8 with data while has_journal is clear: -n reports it as e2fsck does, -p and -y clear it, e2fsck agrees" {
+	local img=$W/jnotclear.img m
+	for m in p y; do
+		rm -f "$img"
+		mke2fs -q -F -t ext3 -b 1024 -J size=1 "$img" 8M
+		debugfs -w -R "feature -has_journal" "$img" >/dev/null 2>&1
+		debugfs -w -R "ssv journal_inum 0" "$img" 2>/dev/null
+		run e2fsck -fn "$img"
+		assert_status 4
+		assert_output_has "Journal inode is not in use, but contains data."
+		run e3fsck -n "$img"
+		assert_status 4
+		assert_output_has "pass 2: journal inode 8 is not in use, but contains data: not fixed (clear it with -p or -y)"
+		run e3fsck --json -n "$img"
+		assert_output_has '"id": "journal_inode_not_clear"'
+		run e3fsck -$m "$img"
+		assert_status 1
+		assert_output_has "journal inode 8 is not in use, but contains data: fixed (clear it)"
+		assert_output_has "blocks 562-1590 are free but marked in use: fixed"
+		assert_fsck_clean "$img"
+		run e3fsck -fn "$img"
+		assert_status 0
+	done
+}
+
 # layout_image N: the N-th varied image for the layout comparison
 layout_image() {
 	local n=$1 img=$W/lay$1.img t=$W/tree$1 i
