@@ -337,24 +337,33 @@ static errcode_t file_job_finish(struct file_job *j, errcode_t err,
 	return file_job_done(j, err, src_err, e3_file_close(j->f));
 }
 
-static errcode_t file_job_run(void *arg)
+/* Ordered mode: the worker writes a batch's data out itself (one write
+ * where files meet, their buffers freed) and hands the files to the
+ * scanner, which closes them in creation order. So the scanner's close
+ * only commits them, and no file's data waits in memory for it. A failed
+ * write fails the file at that close. */
+static void hand_over(struct file_job **jobs, size_t n, const errcode_t *errs,
+		      const int *src)
 {
-	struct file_job *j = arg;
-	struct cp_ctx *c = j->c;
-	int src_err = 0;
-	errcode_t err = 0;
+	struct cp_ctx *c = jobs[0]->c;
+	e3_file_t *files[CP_BATCH_FILES];
 
-	job_open(j);
-	if (!j->open_err)
-		err = copy_regions(j->fd, j->f, j->size, j->dense, &src_err);
-	if (!c->ordered)
-		return file_job_finish(j, err, src_err);
+	for (size_t i = 0; i < n; i++) {
+		files[i] = jobs[i]->f;
+		if (jobs[i]->fd >= 0) {	/* read: not the scanner's work */
+			close(jobs[i]->fd);
+			jobs[i]->fd = -1;
+		}
+	}
+	(void)e3_file_flush_many(files, n);
 	pthread_mutex_lock(&c->order_lock);
-	j->err = err;
-	j->done = !err ? JOB_OK : src_err ? JOB_SRC_ERR : JOB_IMG_ERR;
+	for (size_t i = 0; i < n; i++) {	/* the scanner may free them */
+		jobs[i]->err = errs[i];
+		jobs[i]->done = !errs[i] ? JOB_OK :
+				src[i] ? JOB_SRC_ERR : JOB_IMG_ERR;
+	}
 	pthread_cond_broadcast(&c->order_cond);
 	pthread_mutex_unlock(&c->order_lock);
-	return 0;
 }
 
 /* Ordered mode (reproducible images): files are closed by the scanner in
@@ -384,20 +393,11 @@ static errcode_t close_jobs(struct file_job **jobs, size_t n,
 
 static errcode_t batch_run(void *arg, unsigned worker)
 {
-	struct file_job *j = arg, *next, *jobs[CP_BATCH_FILES];
+	struct file_job *j = arg, *jobs[CP_BATCH_FILES];
 	errcode_t err = 0, e, errs[CP_BATCH_FILES];
-	int src_errs[CP_BATCH_FILES];
+	int src_errs[CP_BATCH_FILES], ordered = j->c->ordered;
 
 	(void)worker;		/* the data is read into each file's buffer */
-	if (j->c->ordered) {
-		for (; j; j = next) {
-			next = j->bnext; /* j may be freed once it is done */
-			e = file_job_run(j);
-			if (!err)
-				err = e;
-		}
-		return err;
-	}
 	/* the data of a few files, then one close for them all: the image's
 	 * lock once per batch instead of once per file */
 	while (j) {
@@ -410,6 +410,10 @@ static errcode_t batch_run(void *arg, unsigned worker)
 			errs[n] = j->open_err ? 0 :
 				copy_regions(j->fd, j->f, j->size, j->dense,
 					     &src_errs[n]);
+		}
+		if (ordered) {		/* j was read before they are done */
+			hand_over(jobs, n, errs, src_errs);
+			continue;
 		}
 		e = close_jobs(jobs, n, errs, src_errs);
 		if (!err)

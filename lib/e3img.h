@@ -123,6 +123,12 @@ errcode_t e3_file_close(e3_file_t *f);
  * of its files fails (and is left empty). errs[i] is file i's result,
  * the first error is returned; every file is freed. */
 errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs);
+/* Writes out what n open files hold in their write buffers (disk order,
+ * one write where buffers meet, like close_many) and frees the buffers,
+ * leaving the files open: for loaders whose closes come later, in an
+ * order of their own (NULLs skipped). A failed write fails the file at
+ * its close; the first error is returned. */
+errcode_t e3_file_flush_many(e3_file_t **files, size_t n);
 
 errcode_t e3_symlink(e3_image_t *img, ext2_ino_t parent, const char *name,
 		     const char *target, const struct e3_attr *attr,

@@ -901,6 +901,36 @@ errcode_t e3_file_close(e3_file_t *f)
 	return err;
 }
 
+errcode_t e3_file_flush_many(e3_file_t **files, size_t n)
+{
+	errcode_t errs[FLUSH_MANY_MAX], first = 0;
+
+	for (size_t at = 0; at < n; at += FLUSH_MANY_MAX) {
+		size_t k = n - at < FLUSH_MANY_MAX ? n - at : FLUSH_MANY_MAX;
+		struct e3_file **fs = files + at;
+
+		/* the files' locks only, in array order: no one else
+		 * takes a file's lock while its loader uses it */
+		for (size_t i = 0; i < k; i++) {
+			errs[i] = 0;
+			if (fs[i])
+				pthread_mutex_lock(&fs[i]->lock);
+		}
+		flush_many(fs, k, errs);
+		for (size_t i = 0; i < k; i++) {
+			if (!fs[i])
+				continue;
+			free(fs[i]->buf);
+			fs[i]->buf = NULL;
+			fs[i]->buf_cap = 0;
+			if (!first)
+				first = fs[i]->werr;
+			pthread_mutex_unlock(&fs[i]->lock);
+		}
+	}
+	return first;
+}
+
 errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 {
 	struct e3_image *img = NULL;

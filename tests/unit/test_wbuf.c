@@ -14,6 +14,8 @@
  *   an indirect block (the split's second piece).
  * - A write that runs out of space keeps what it wrote, and the size
  *   says exactly that much.
+ * - e3_file_flush_many writes buffers out and leaves the files open (and
+ *   a failed write fails them at close, empty).
  * - Unaligned offsets and writes that continue the buffer take the
  *   copying path and land too; handing back a buffer that was not asked
  *   for, or more bytes than asked for, is EINVAL.
@@ -307,6 +309,57 @@ static void test_full_midway(void)
 	CHECK(fsck_clean());
 }
 
+/* e3_file_flush_many: the data goes out, the files stay open and take
+ * more; with the write failing (E3_FAULT=eio:1), both files fail at
+ * close and are left empty. */
+static void test_flush_many(void)
+{
+	static char got[20000], want[20000];
+	e3_image_t *img = NULL;
+	e3_file_t *f[3] = { NULL, NULL, NULL };
+	int tz;
+
+	for (int fault = 0; fault < 2; fault++) {
+		CHECK(make_image() == 0);
+		if (fault)
+			setenv("E3_FAULT", "eio:1", 1);
+		CHECK_OK(e3_image_open(img_path, &(struct e3_open_opts){
+					       .flags = E3_OPEN_WRITE }, &img));
+		unsetenv("E3_FAULT");
+		if (!img)
+			return;
+		f[0] = create(img, "p", 7000);
+		f[2] = create(img, "q", 5000);
+		if (!f[0] || !f[2])
+			return;
+		CHECK_OK(wbuf_write(f[0], 7000, 0, 30));
+		CHECK_OK(wbuf_write(f[2], 5000, 0, 31));
+		if (fault) {
+			CHECK(e3_file_flush_many(f, 3) != 0);
+			CHECK(e3_file_close(f[0]) != 0);
+			CHECK(e3_file_close(f[2]) != 0);
+			e3_image_close(img);
+			CHECK(read_back("p", got, sizeof(got), &tz) == 0);
+			CHECK(read_back("q", got, sizeof(got), &tz) == 0);
+		} else {
+			CHECK_OK(e3_file_flush_many(f, 3));
+			CHECK_OK(wbuf_write(f[0], 9000, 7168, 32));
+			CHECK_OK(e3_file_close(f[0]));
+			CHECK_OK(e3_file_close(f[2]));
+			CHECK_OK(e3_image_close(img));
+			expect(want, 7000, 0, 30);
+			memset(want + 7000, 0, 168);
+			expect(want, 9000, 7168, 32);
+			CHECK(read_back("p", got, sizeof(got), &tz) == 16168);
+			CHECK(memcmp(got, want, 16168) == 0);
+			expect(want, 5000, 0, 31);
+			CHECK(read_back("q", got, sizeof(got), &tz) == 5000);
+			CHECK(memcmp(got, want, 5000) == 0 && tz);
+		}
+		CHECK(fsck_clean());
+	}
+}
+
 static void test_misuse(void)
 {
 	static char got[4096], want[4096];
@@ -350,6 +403,7 @@ int main(void)
 	RUN(test_split_at_indirect);
 	RUN(test_overwrite_keeps_tail);
 	RUN(test_full_midway);
+	RUN(test_flush_many);
 	RUN(test_misuse);
 	unlink(img_path);
 	return unit_done();
