@@ -181,6 +181,8 @@ int cp_strcmp_ptr(const void *a, const void *b);
 /* Sorts an entry's error into "report and go on" (returns 0, counted as
  * an error) and "stop" (returned). */
 errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err);
+/* 1: an error of the entry itself (reported, the copy goes on). */
+int cp_entry_error(errcode_t err);
 
 /* A batch goes to the workers at this many files or bytes. */
 #define CP_BATCH_FILES 16

@@ -532,6 +532,10 @@ struct walk {
 	char *target;			/* readlink buffer */
 	struct cp_dir *dir;		/* the directory walked, NULL: none */
 	int deferred_opens;		/* files left for the workers to open */
+	/* the entry being copied is a directory make_subdirs made: its
+	 * inode, and whether this run created it (0: none made) */
+	ext2_ino_t premade;
+	int premade_created;
 };
 
 static char *join(const char *dir, const char *name)
@@ -744,9 +748,13 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 			return ENOMEM;
 		}
 		err = read_xattrs(fd, path, &w->x);
-		if (!err)
+		if (!err && w->premade) {
+			ino = w->premade;
+			created = w->premade_created;
+		} else if (!err) {
 			err = cp_make_dir(c, parent, name, &a, path, &ino,
 					  &created);
+		}
 		if (!err)
 			err = cp_set_xattrs(c, ino, &w->x, path);
 		if (!err) {
@@ -777,33 +785,98 @@ out:
 
 /* Which errors stop the copy: the image's (full, I/O, corrupt). What is
  * wrong with one entry is reported and counted. */
-errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
+int cp_entry_error(errcode_t err)
 {
 	switch (err) {
-	case 0:
-		return 0;
 	case E3_NAME_EXISTS: case E3_IS_DIR: case E3_NOT_DIR:
 	case E3_SYMLINK_IN_PATH: case E3_NAME_TOO_LONG: case E3_BAD_NAME:
 	case E3_LINK_LIMIT: case E3_XATTR_TOO_BIG: case E3_BAD_XATTR_NAME:
 	case E3_BAD_ACL: case E3_FILE_TOO_BIG: case E3_PATH_ESCAPES:
 	case E3_BAD_FILE_TYPE: case E3_NOT_EMPTY: case E3_ARCHIVE_BAD:
 	case E3_LINK_TARGET_MISSING:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
+{
+	if (!err)
+		return 0;
+	if (cp_entry_error(err)) {
 		cp_error(c, path, err);
 		return 0;
-	default:
-		cp_event(c, E3_CP_FATAL, path, err);
-		return err;
 	}
+	cp_event(c, E3_CP_FATAL, path, err);
+	return err;
 }
 
 /* The directory's entries, sorted: the measure pass's listing when it
  * kept one for the directory open at dirfd (the one opened now, not one
  * that was at this path then), else read now. */
+/* Ordered mode: the subdirectories of a listed directory are made first,
+ * one after the other. Every mkdir there waits until the files in flight
+ * are closed (ordered_mkdir: the directory's blocks must be placed the
+ * same way at any -j), and one such wait per parent costs far less than
+ * one per subdirectory: the small corpus' 300 directories in one parent
+ * waited 300 times. An entry that fails here is left to copy_entry, which
+ * fails it again and reports it in its place; only an image error stops.
+ * ino[i] / created[i]: what was made for entry i (0: nothing). */
+static errcode_t make_subdirs(struct walk *w, const struct cp_listing *l,
+			      ext2_ino_t dino, const char *path,
+			      ext2_ino_t *ino, unsigned char *created)
+{
+	struct cp_ctx *c = w->c;
+	errcode_t err = 0;
+
+	for (size_t i = 0; i < l->n && !err; i++) {
+		const struct cp_dent *d = &l->e[i];
+		struct e3_attr a;
+		struct stat st;
+		char *sub;
+		int made = 0;
+
+		int fd;
+
+		ino[i] = 0;
+		created[i] = 0;
+		if (!d->measured || d->stat_err ||
+		    !S_ISDIR(d->st.mode))
+			continue;
+		/* one that cannot be read is skipped by copy_entry before it
+		 * is made; it must not be made here either (it changing in
+		 * between leaves it empty, reported as skipped) */
+		fd = cp_openat(w->dir->fd, d->name,
+			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+			       cp_noatime_for(&c->noatime, d->st.uid));
+		if (fd < 0)
+			continue;
+		close(fd);
+		cp_stat_unpack(&st, &d->st);
+		cp_attr_from_stat(&a, &st);
+		cp_map_attr(c, &a);
+		sub = join(path, d->name);
+		if (!sub)
+			return ENOMEM;
+		err = cp_make_dir(c, dino, d->name, &a, sub, &ino[i], &made);
+		free(sub);
+		if (err && cp_entry_error(err)) {
+			ino[i] = 0;
+			err = 0;
+		}
+		created[i] = (unsigned char)made;
+	}
+	return err;
+}
+
 static errcode_t walk_dir(struct walk *w, struct cp_dir *dir, ext2_ino_t dino,
 			  const char *path, int fresh)
 {
 	struct cp_dir *outer = w->dir;
 	struct cp_listing *l = NULL;
+	ext2_ino_t *premade = NULL;
+	unsigned char *made = NULL;
 	int dirfd = dir->fd;
 	errcode_t err = 0;
 	struct stat now;
@@ -816,16 +889,27 @@ static errcode_t walk_dir(struct walk *w, struct cp_dir *dir, ext2_ino_t dino,
 		return 0;
 	}
 	w->dir = dir;
+	if (w->c->ordered && l->n) {
+		premade = calloc(l->n, sizeof(*premade));
+		made = calloc(l->n, 1);
+		err = premade && made ? make_subdirs(w, l, dino, path, premade,
+						     made) : ENOMEM;
+	}
 	for (size_t i = 0; i < l->n && !err; i++) {
 		sub = join(path, l->e[i].name);
 		if (!sub) {
 			err = ENOMEM;
 			break;
 		}
+		w->premade = premade ? premade[i] : 0;
+		w->premade_created = made ? made[i] : 0;
 		err = copy_entry(w, dirfd, &l->e[i], dino, sub, fresh);
+		w->premade = 0;
 		free(sub);
 	}
 	w->dir = outer;
+	free(premade);
+	free(made);
 	cp_listing_free(l);
 	return err;
 }

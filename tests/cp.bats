@@ -400,9 +400,33 @@ PY
 	dumpe2fs -h "$T/c.img" 2>/dev/null | grep -q '^Filesystem state: *not clean$'
 }
 
+@test "an unreadable source directory is skipped with a message and not made, in both modes" {
+	# reproducible mode makes a directory's subdirectories before its
+	# files: one it cannot read must not be made there either
+	local mode
+	command -v setpriv >/dev/null || skip "no setpriv"
+	[ "$(id -u)" -eq 0 ] || skip "needs root (to read as nobody)"
+	mkdir -p "$T/ud/a" "$T/ud/b" "$T/ud/c"
+	printf 1 > "$T/ud/a/x"; printf 2 > "$T/ud/b/y"; printf 3 > "$T/ud/c/z"
+	chmod 000 "$T/ud/b"; chmod 755 "$T" "$T/ud" "$T/ud/a" "$T/ud/c"
+	for mode in "" --reproducible; do
+		newimg "$T/ud.img"; chmod 666 "$T/ud.img"
+		run setpriv --reuid=65534 --regid=65534 --clear-groups "$E3_TOP/misc/e3cp" $mode "$T/ud" "$T/ud.img"
+		assert_status 1
+		assert_output_has "ud/b: skipped: Permission denied"
+		run debugfs -R "ls -p /" "$T/ud.img"
+		assert_output_has "/a/"
+		assert_output_has "/c/"
+		[[ "$output" != */b/* ]]
+		[ "$(debugfs -R "cat /c/z" "$T/ud.img" 2>/dev/null)" = 3 ]
+		assert_fsck_clean "$T/ud.img"
+	done
+	chmod 755 "$T/ud/b"
+}
+
 @test "an unreadable source file is skipped with a message, exit 1, whoever opens it" {
-	# workers open the files (default) or the scanner does (--reproducible);
-	# a second source brings the same name, readable
+	# a file its mode says we cannot read is opened by the scanner (in
+	# either mode); a second source brings the same name, readable
 	local mode ow
 	command -v setpriv >/dev/null || skip "no setpriv"
 	mkdir -p "$T/u" "$T/u2"; printf a > "$T/u/ok"; printf b > "$T/u/secret"
