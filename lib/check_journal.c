@@ -185,15 +185,19 @@ static blk_t old_size(struct chk_ctx *ctx)
 
 	if (ext2fs_read_inode(ctx->fs, EXT2_JOURNAL_INO, &in))
 		return 0;
-	if (!read_jsb(ctx, &in, &j) && j.magic == JBD_MAGIC &&
-	    (j.blocktype == JBD_SB_V1 || j.blocktype == JBD_SB_V2) &&
-	    j.blocksize == ctx->bs && sane_size(ctx, j.maxlen))
-		return j.maxlen;
 	if (LINUX_S_ISREG(in.i_mode) && ext2fs_inode_has_valid_blocks2(ctx->fs, &in) &&
 	    !(in.i_flags & (EXT4_EXTENTS_FL | EXT4_INLINE_DATA_FL)))
 		ext2fs_block_iterate3(ctx->fs, EXT2_JOURNAL_INO,
 				      BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY,
 				      NULL, count_cb, &m);
+	/* the length can be the damage too ("length or log bounds"): it
+	 * counts only up to what the map names (a 1024-block journal whose
+	 * s_maxlen said 4096 came back 4096 blocks long) */
+	if (!read_jsb(ctx, &in, &j) && j.magic == JBD_MAGIC &&
+	    (j.blocktype == JBD_SB_V1 || j.blocktype == JBD_SB_V2) &&
+	    j.blocksize == ctx->bs && sane_size(ctx, j.maxlen) &&
+	    j.maxlen <= m.n)
+		return j.maxlen;
 	return sane_size(ctx, m.n) ? m.n : 0;
 }
 

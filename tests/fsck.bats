@@ -349,6 +349,20 @@ block_map() {
 	assert_status 0
 }
 
+@test "an invalid journal whose s_maxlen grew: -p recreates it at the size its map has, as e2fsck keeps it" {
+	local img=$W/jmaxlen.img jb
+	rm -f "$img"
+	mke2fs -q -F -t ext3 -b 1024 -J size=1 "$img" 8M
+	jb=$(debugfs -R "bmap <8> 0" "$img" 2>/dev/null)
+	# s_maxlen (offset 16, big-endian) 1024 -> 4096: past i_size, invalid
+	printf '\x00\x00\x10\x00' | dd of="$img" bs=1 seek=$((jb * 1024 + 16)) conv=notrunc status=none
+	run e3fsck -p "$img"
+	assert_status 1
+	assert_output_has "journal recreated: 1024 blocks (1024 KiB)"
+	assert_fsck_clean "$img"
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Total journal size: *1024k$'
+}
+
 @test "an invalid journal with no room for a new one: -y clears it, says why, and leaves a clean image without a journal" {
 	local img=$W/jnofit.img
 	jfull "$img"
