@@ -860,11 +860,13 @@ static errcode_t make_subdirs(struct walk *w, const struct cp_listing *l,
 		if (!sub)
 			return ENOMEM;
 		err = cp_make_dir(c, dino, d->name, &a, sub, &ino[i], &made);
-		free(sub);
 		if (err && cp_entry_error(err)) {
 			ino[i] = 0;
 			err = 0;
+		} else if (err) {	/* the image's: stops, naming it */
+			err = cp_entry_result(c, sub, err);
 		}
+		free(sub);
 		created[i] = (unsigned char)made;
 	}
 	return err;
