@@ -137,16 +137,38 @@ static void expect(char *want, size_t len, uint64_t off, int seed)
 	fill(want + off, len, seed);
 }
 
-static void test_adopted(void)
+/* A new image of bs-byte blocks, open for writing; NULL (a failed
+ * check) when it cannot be. */
+static e3_image_t *new_image(unsigned bs)
 {
-	static char got[8192], want[8192];
 	e3_image_t *img = NULL;
-	e3_file_t *f;
-	int tz;
 
-	CHECK(make_image() == 0);
+	CHECK(make_image_bs(bs) == 0);
 	CHECK_OK(e3_image_open(img_path, &(struct e3_open_opts){
 				       .flags = E3_OPEN_WRITE }, &img));
+	return img;
+}
+
+/* /name reads back as want[0..size) (and, with tail, the rest of its
+ * last block is zeros). */
+static void check_file(const char *name, const char *want, uint64_t size,
+		       int tail)
+{
+	static char got[8 << 20];
+	int tz;
+
+	CHECK(read_back(name, got, sizeof(got), &tz) == size);
+	CHECK(size <= sizeof(got) && memcmp(got, want, size) == 0);
+	CHECK(tz || !tail);
+}
+
+static void test_adopted(void)
+{
+	static char want[8192];
+	e3_image_t *img = NULL;
+	e3_file_t *f;
+
+	img = new_image(1024);
 	if (!img)
 		return;
 	/* the buffer is dirtied past len first: the tail must still be 0 */
@@ -163,22 +185,17 @@ static void test_adopted(void)
 	}
 	CHECK_OK(e3_image_close(img));
 	expect(want, 5000, 0, 1);
-	CHECK(read_back("a", got, sizeof(got), &tz) == 5000);
-	CHECK(memcmp(got, want, 5000) == 0);
-	CHECK(tz);
+	check_file("a", want, 5000, 1);
 	CHECK(fsck_clean());
 }
 
 static void test_split_at_indirect(void)
 {
-	static char got[40000], want[40000];
+	static char want[40000];
 	e3_image_t *img = NULL;
 	e3_file_t *f;
-	int tz;
 
-	CHECK(make_image() == 0);
-	CHECK_OK(e3_image_open(img_path, &(struct e3_open_opts){
-				       .flags = E3_OPEN_WRITE }, &img));
+	img = new_image(1024);
 	if (!img)
 		return;
 	/* 1 KiB blocks: blocks 0-11, the indirect block, then 12-19 */
@@ -202,31 +219,23 @@ static void test_split_at_indirect(void)
 	}
 	CHECK_OK(e3_image_close(img));
 	expect(want, 20000, 0, 2);
-	CHECK(read_back("b", got, sizeof(got), &tz) == 20000);
-	CHECK(memcmp(got, want, 20000) == 0);
-	CHECK(tz);
+	check_file("b", want, 20000, 1);
 	expect(want, 12300, 0, 5);
-	CHECK(read_back("f", got, sizeof(got), &tz) == 12300);
-	CHECK(memcmp(got, want, 12300) == 0);
-	CHECK(tz);
+	check_file("f", want, 12300, 1);
 	expect(want, 11000, 0, 3);
 	expect(want, 9000, 11000, 4);
-	CHECK(read_back("c", got, sizeof(got), &tz) == 20000);
-	CHECK(memcmp(got, want, 20000) == 0);
-	CHECK(tz);
+	check_file("c", want, 20000, 1);
 	CHECK(fsck_clean());
 }
 
 static void test_overwrite_keeps_tail(void)
 {
-	static char got[8192], want[8192];
+	static char want[8192];
 	e3_image_t *img = NULL;
 	e3_file_t *f;
 	int tz;
 
-	CHECK(make_image() == 0);
-	CHECK_OK(e3_image_open(img_path, &(struct e3_open_opts){
-				       .flags = E3_OPEN_WRITE }, &img));
+	img = new_image(1024);
 	if (!img)
 		return;
 	f = create(img, "d", E3_SIZE_UNKNOWN);
@@ -265,9 +274,7 @@ static void test_overwrite_keeps_tail(void)
 	expect(want, 3000, 0, 5);
 	expect(want, 1500, 0, 6);
 	expect(want, 2000, 2048, 7);
-	CHECK(read_back("d", got, sizeof(got), &tz) == 4048);
-	CHECK(memcmp(got, want, 4048) == 0);
-	CHECK(tz);
+	check_file("d", want, 4048, 1);
 	CHECK(fsck_clean());
 }
 
@@ -285,9 +292,7 @@ static void test_full_midway(void)
 
 	/* 4 KiB blocks: past block 12 the next indirect block is 4 MiB on,
 	 * so the write that fails is one whose blocks run back to back */
-	CHECK(make_image_bs(4096) == 0);
-	CHECK_OK(e3_image_open(img_path, &(struct e3_open_opts){
-				       .flags = E3_OPEN_WRITE }, &img));
+	img = new_image(4096);
 	if (!img)
 		return;
 	f = create(img, "h", E3_SIZE_UNKNOWN);
@@ -362,15 +367,12 @@ static void test_flush_many(void)
 
 static void test_misuse(void)
 {
-	static char got[4096], want[4096];
+	static char want[4096];
 	e3_image_t *img = NULL;
 	e3_file_t *f;
 	void *buf;
-	int tz;
 
-	CHECK(make_image() == 0);
-	CHECK_OK(e3_image_open(img_path, &(struct e3_open_opts){
-				       .flags = E3_OPEN_WRITE }, &img));
+	img = new_image(1024);
 	if (!img)
 		return;
 	f = create(img, "e", E3_SIZE_UNKNOWN);
@@ -388,9 +390,7 @@ static void test_misuse(void)
 	CHECK_OK(e3_image_close(img));
 	expect(want, 100, 0, 8);
 	expect(want, 100, 100, 9);
-	CHECK(read_back("e", got, sizeof(got), &tz) == 200);
-	CHECK(memcmp(got, want, 200) == 0);
-	CHECK(tz);
+	check_file("e", want, 200, 1);
 	CHECK(fsck_clean());
 }
 
