@@ -444,6 +444,25 @@ block_map() {
 	done
 }
 
+@test "has_journal clear with s_journal_inum still set: -p clears the journal as e2fsck -fp does" {
+	local img=$W/jfields.img
+	rm -f "$img"
+	mke2fs -q -F -t ext3 -b 1024 -J size=1 "$img" 8M
+	debugfs -w -R "feature -has_journal" "$img" >/dev/null 2>&1
+	cp "$img" "$img.e2"
+	run e2fsck -fp "$img.e2"
+	assert_status 1
+	run e3fsck -p "$img"
+	assert_status 1
+	assert_output_has "journal fields set but the has_journal feature is clear: fixed (clear them)"
+	assert_output_has "journal inode 8 is not in use, but contains data: fixed (clear it)"
+	assert_fsck_clean "$img"
+	[ "$(dumpe2fs -h "$img" 2>/dev/null | grep '^Free blocks')" = \
+	  "$(dumpe2fs -h "$img.e2" 2>/dev/null | grep '^Free blocks')" ]
+	! dumpe2fs -h "$img" 2>/dev/null | grep -q '^Journal inode'
+	rm -f "$img.e2"
+}
+
 # layout_image N: the N-th varied image for the layout comparison
 layout_image() {
 	local n=$1 img=$W/lay$1.img t=$W/tree$1 i
