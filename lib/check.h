@@ -195,6 +195,8 @@ errcode_t chk_clear_journal(struct chk_ctx *ctx);
 /* After the last round: a cleared journal still due is reported as not
  * recreated. check_journal.c */
 void chk_journal_left(struct chk_ctx *ctx);
+/* Inode 8 written as zeros, whole (its large part too). check_journal.c */
+errcode_t chk_zero_journal_inode(struct chk_ctx *ctx);
 void chk_pass_layout(struct chk_ctx *ctx);		/* check_layout.c */
 errcode_t chk_apply_fixes(struct chk_ctx *ctx);		/* check_fix.c */
 /* Marks the filesystem clean, or not clean when errors are left, after a

@@ -341,12 +341,8 @@ out:
  * e2fsck does; the next round's bitmaps give its blocks back. */
 static void fix_journal_inode(struct chk_ctx *ctx, struct e3_finding *f)
 {
-	unsigned char *raw = calloc(1, ctx->isize);
-
-	if (raw && !ext2fs_write_inode_full(ctx->fs, EXT2_JOURNAL_INO,
-					    (void *)raw, ctx->isize))
+	if (!chk_zero_journal_inode(ctx))
 		done(ctx, f);
-	free(raw);
 }
 
 static void fix_orphans(struct chk_ctx *ctx, struct e3_finding *f)

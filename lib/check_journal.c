@@ -201,12 +201,8 @@ static blk_t old_size(struct chk_ctx *ctx)
 	return sane_size(ctx, m.n) ? m.n : 0;
 }
 
-/* inode 8 zeroed, has_journal and needs_recovery cleared, and (until a
- * new journal sets them again) s_journal_inum and the s_jnl_blocks
- * backup, so that the filesystem is a valid one without a journal. */
-static errcode_t drop_journal(struct chk_ctx *ctx)
+errcode_t chk_zero_journal_inode(struct chk_ctx *ctx)
 {
-	struct ext2_super_block *sb = ctx->fs->super;
 	unsigned char *raw = calloc(1, ctx->isize);
 	errcode_t err;
 
@@ -215,6 +211,17 @@ static errcode_t drop_journal(struct chk_ctx *ctx)
 	err = ext2fs_write_inode_full(ctx->fs, EXT2_JOURNAL_INO, (void *)raw,
 				      ctx->isize);
 	free(raw);
+	return err;
+}
+
+/* inode 8 zeroed, has_journal and needs_recovery cleared, and (until a
+ * new journal sets them again) s_journal_inum and the s_jnl_blocks
+ * backup, so that the filesystem is a valid one without a journal. */
+static errcode_t drop_journal(struct chk_ctx *ctx)
+{
+	struct ext2_super_block *sb = ctx->fs->super;
+	errcode_t err = chk_zero_journal_inode(ctx);
+
 	if (err)
 		return err;
 	ext2fs_clear_feature_journal(sb);
