@@ -109,6 +109,17 @@ static uint32_t frame_block(const struct dx_frame *f)
 	return get32(f->ent + 8 * f->at + 4) & DX_BLOCK_MASK;
 }
 
+/* The index node the root's current entry points at, read into node
+ * (its fake entry spanning the block) and framed in *f; 1: it cannot be. */
+static int read_node(ext2_filsys fs, ext2_ino_t dir, struct ext2_inode *di,
+		     uint64_t nblk, const struct dx_frame *root,
+		     unsigned char *node, struct dx_frame *f, errcode_t *err)
+{
+	return read_raw(fs, dir, di, nblk, frame_block(root), node, err) ||
+	       get16(node + 4) != fs->blocksize ||
+	       frame_at(node, DX_NODE_ENT, fs->blocksize, f);
+}
+
 /* Looks for name in a leaf: 1 found (*ino), 0 not there, -1 the leaf
  * does not parse. */
 static int leaf_find(ext2_filsys fs, char *buf, const char *name,
@@ -169,11 +180,8 @@ static errcode_t dx_find(ext2_filsys fs, ext2_ino_t dir, struct ext2_inode *di,
 		goto out;
 	if (frame_at(root, DX_ROOT_ENT, bs, &fr[0]) || frame_pick(&fr[0], hash))
 		goto out;
-	if (levels && (read_raw(fs, dir, di, nblk, frame_block(&fr[0]), node,
-				&err) ||
-		       get16(node + 4) != bs ||
-		       frame_at(node, DX_NODE_ENT, bs, &fr[1]) ||
-		       frame_pick(&fr[1], hash)))
+	if (levels && (read_node(fs, dir, di, nblk, &fr[0], node, &fr[1],
+				 &err) || frame_pick(&fr[1], hash)))
 		goto out;
 	for (;;) {
 		uint32_t b = frame_block(&fr[levels]), next;
@@ -212,9 +220,7 @@ static errcode_t dx_find(ext2_filsys fs, ext2_ino_t dir, struct ext2_inode *di,
 		}
 		*unusable = 1;
 		if (depth < levels &&
-		    (read_raw(fs, dir, di, nblk, frame_block(&fr[0]), node,
-			      &err) || get16(node + 4) != bs ||
-		     frame_at(node, DX_NODE_ENT, bs, &fr[1])))
+		    read_node(fs, dir, di, nblk, &fr[0], node, &fr[1], &err))
 			goto out;
 		if (depth < levels)
 			fr[1].at = 0;
