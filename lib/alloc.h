@@ -138,6 +138,9 @@ void e3_alloc_unclaim(struct e3_alloc *a, blk64_t start, blk64_t n);
  * (the journal calls e3_alloc_committed). */
 void e3_alloc_free_deferred(struct e3_alloc *a, blk64_t start, blk64_t n);
 void e3_alloc_committed(struct e3_alloc *a);
+/* b holds group metadata: a superblock or descriptor copy, reserved GDT,
+ * a bitmap or an inode table (blocks outside the filesystem count too). */
+bool e3_alloc_is_meta(const struct e3_alloc *a, blk64_t b);
 /* Free blocks right now (claimed ones excluded). */
 blk64_t e3_alloc_free_count(struct e3_alloc *a);
 

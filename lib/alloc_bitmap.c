@@ -99,6 +99,15 @@ bool bm_used(const struct e3_alloc *a, blk64_t b)
 	return (wload(&a->used[i / 64]) >> (i % 64)) & 1;
 }
 
+bool e3_alloc_is_meta(const struct e3_alloc *a, blk64_t b)
+{
+	uint64_t i = b - a->first;
+
+	if (b < a->first || b >= a->nblocks)
+		return true;
+	return (a->meta[i / 64] >> (i % 64)) & 1;	/* read-only after load */
+}
+
 bool bm_claim(struct e3_alloc *a, blk64_t b)
 {
 	uint64_t i = b - a->first, bit = 1ULL << (i % 64);

@@ -238,7 +238,9 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 /* Removes the entry path (any type but a non-empty directory), freeing
  * the inode and its blocks when its last link goes. For --overwrite.
  * E3_FILE_BUSY: that last link is a file still open (e3_create'd, not
- * yet closed); nothing is changed. */
+ * yet closed); E3_FILE_BLOCKS_BAD: its blocks are not all its own (its
+ * map or EA block names metadata, the journal, a free block, one block
+ * twice, or an EA block that is not one). Either way nothing is changed. */
 errcode_t e3_remove(e3_image_t *img, ext2_ino_t dir, const char *name);
 
 /* Rewrites each listed directory as `e2fsck -fD` would: with dir_index,

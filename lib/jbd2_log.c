@@ -9,11 +9,15 @@
 
 #include "jbd2_log.h"
 #include "e3_err.h"
+#include "grow.h"
 
 struct map_ctx {
 	blk64_t *map;
 	uint64_t nblocks;
 	uint64_t seen;
+	blk64_t *ind;			/* indirect blocks met */
+	size_t nind, capind;
+	int nomem;
 };
 
 static int map_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
@@ -22,7 +26,19 @@ static int map_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
 	struct map_ctx *c = priv;
 
 	(void)fs; (void)ref_blk; (void)ref_offset;
-	if (blockcnt < 0 || (uint64_t)blockcnt >= c->nblocks)
+	if (blockcnt < 0) {
+		blk64_t *p = e3_grow(c->ind, c->nind, &c->capind,
+				     sizeof(*c->ind), 16);
+
+		if (!p) {
+			c->nomem = 1;
+			return BLOCK_ABORT;
+		}
+		c->ind = p;
+		c->ind[c->nind++] = *blocknr;
+		return 0;
+	}
+	if ((uint64_t)blockcnt >= c->nblocks)
 		return 0;
 	c->map[blockcnt] = *blocknr;
 	c->seen++;
@@ -56,15 +72,24 @@ static errcode_t load_map(struct jbd2_log *log, uint64_t *nblocks)
 	if (!c.map)
 		return ENOMEM;
 	c.seen = 0;
+	c.ind = NULL;
+	c.nind = c.capind = 0;
+	c.nomem = 0;
 	err = ext2fs_block_iterate3(fs, fs->super->s_journal_inum,
-				    BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY,
-				    NULL, map_block, &c);
+				    BLOCK_FLAG_READ_ONLY, NULL, map_block, &c);
+	if (!err && c.nomem)
+		err = ENOMEM;
 	if (!err && c.seen != c.nblocks)
 		err = E3_JOURNAL_MAP_BAD;	/* holes */
 	if (err) {
 		free(c.map);
+		free(c.ind);
 		return err;
 	}
+	if (c.nind)
+		qsort(c.ind, c.nind, sizeof(*c.ind), cmp_blk);
+	log->ind = c.ind;
+	log->nind = (uint32_t)c.nind;
 	log->map = c.map;
 	*nblocks = c.nblocks;
 	return 0;
@@ -198,8 +223,10 @@ void jbd2_log_close(struct jbd2_log *log)
 {
 	free(log->map);
 	free(log->sorted);
+	free(log->ind);
 	free(log->sbuf);
-	log->map = log->sorted = NULL;
+	log->map = log->sorted = log->ind = NULL;
+	log->nind = 0;
 	log->sbuf = NULL;
 	log->jsb = NULL;
 }
@@ -218,23 +245,32 @@ errcode_t jbd2_log_write_super(struct jbd2_log *log)
 	return io_channel_write_blk64(log->io, log->map[0], 1, log->sbuf);
 }
 
-int jbd2_log_owns(const struct jbd2_log *log, blk64_t blk)
+static int in_sorted(const blk64_t *v, size_t n, blk64_t blk)
 {
-	size_t lo = 0, hi = log->nmap;
+	size_t lo = 0, hi = n;
 
-	if (!log->sorted)
-		return 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (log->sorted[mid] == blk)
+		if (v[mid] == blk)
 			return 1;
-		if (log->sorted[mid] < blk)
+		if (v[mid] < blk)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return 0;
+}
+
+int jbd2_log_owns(const struct jbd2_log *log, blk64_t blk)
+{
+	return log->sorted && in_sorted(log->sorted, log->nmap, blk);
+}
+
+int jbd2_log_holds(const struct jbd2_log *log, blk64_t blk)
+{
+	return jbd2_log_owns(log, blk) ||
+	       (log->ind && in_sorted(log->ind, log->nind, blk));
 }
 
 /* descriptor and revoke blocks end with a be32 crc32c of the whole block

@@ -18,6 +18,8 @@ struct jbd2_log {
 	blk64_t *map;			/* map[n]: fs block of log block n */
 	blk64_t *sorted;		/* map sorted, for "is a journal block" */
 	uint32_t nmap;			/* entries in map and sorted */
+	blk64_t *ind;			/* inode 8's indirect blocks, sorted */
+	uint32_t nind;
 	unsigned char *sbuf;		/* journal block 0, bs bytes */
 	struct jbd2_superblock *jsb;	/* == sbuf */
 	int v2;				/* superblock v2 (features valid) */
@@ -44,6 +46,8 @@ errcode_t jbd2_log_read(struct jbd2_log *log, uint32_t lb, void *buf);
 errcode_t jbd2_log_write_super(struct jbd2_log *log);
 /* Whether fs block blk belongs to the journal inode's data. */
 int jbd2_log_owns(const struct jbd2_log *log, blk64_t blk);
+/* blk is one of inode 8's blocks: a log block or an indirect block. */
+int jbd2_log_holds(const struct jbd2_log *log, blk64_t blk);
 /* crc32c over buf (csum v2/v3), seeded from the journal's UUID. */
 uint32_t jbd2_csum(const struct jbd2_log *log, uint32_t crc,
 		   const void *buf, size_t len);

@@ -331,6 +331,11 @@ errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks)
 	return err;
 }
 
+int e3_journal_holds(const struct e3_journal *j, blk64_t blk)
+{
+	return jbd2_log_holds(&j->log, blk);
+}
+
 void e3_journal_revoke(struct e3_journal *j, blk64_t blk)
 {
 	struct jbuf *b;

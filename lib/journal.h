@@ -36,6 +36,9 @@ errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks);
 /* A journaled metadata block was freed: revoke it in the running
  * transaction. Caller holds fs_lock. */
 void e3_journal_revoke(struct e3_journal *j, blk64_t blk);
+/* blk is one of the journal inode's blocks (log or indirect): never a
+ * file's. */
+int e3_journal_holds(const struct e3_journal *j, blk64_t blk);
 /* Final commit and checkpoint, needs_recovery cleared, I/O unwrapped,
  * freed (even on error). Caller holds fs_lock. */
 errcode_t e3_journal_stop(struct e3_journal *j);

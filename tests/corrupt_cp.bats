@@ -186,3 +186,113 @@ bg_field() { dumpe2fs "$1" 2>/dev/null | sed -n "/^Group $2:/,/^Group/s/.*$3 at 
 	assert_output_has "journal inode maps"
 	cmp "$T/jind.img" "$T/jind.orig"
 }
+
+# --overwrite of a file whose block map is damaged: the removal would free
+# what the map names, and the allocator hand it to the next file. /victim
+# (14 blocks: 12 direct, an indirect block, 2 behind it) is put into a copy
+# of the base image, its map is damaged, and e3cp --overwrite must stop
+# with one line and change nothing: BLOCK's bytes and the map stay.
+put_victim() {
+	mkdir -p "$T/ov"
+	head -c 14000 /dev/urandom > "$T/ov/victim"
+	cp "$T/base.img" "$1"
+	e3cp --quiet "$T/ov/." "$1"
+}
+
+refused_overwrite() {
+	local img=$1 b=$2 sum map before after
+	sum=$(dd if="$img" bs=1024 skip="$b" count=1 status=none | md5sum)
+	map=$(debugfs -R "blocks /victim" "$img" 2>/dev/null)
+	before=$(problems "$img")
+	run e3cp --quiet --overwrite "$T/ov/." "$img"
+	assert_status 2
+	if [ "${#lines[@]}" -ne 1 ] ||
+	   [[ "${lines[0]}" != "e3cp: $img: "*"/victim: file's blocks are damaged"* ]]; then
+		printf 'want one line naming the image and /victim, got:\n%s\n' "$output" >&2
+		return 1
+	fi
+	[ "$(dd if="$img" bs=1024 skip="$b" count=1 status=none | md5sum)" = "$sum" ]
+	[ "$(debugfs -R "blocks /victim" "$img" 2>/dev/null)" = "$map" ]
+	after=$(problems "$img")
+	[ "${after#* }" -le "${before#* }" ]
+}
+
+@test "--overwrite of a file whose map names the block bitmap: refused, the bitmap not given to the new file" {
+	local bbm
+	put_victim "$T/ovbm.img"
+	bbm=$(bg_field "$T/ovbm.img" 0 'Block bitmap')
+	debugfs -w -R "sif /victim block[1] $bbm" "$T/ovbm.img" >/dev/null 2>&1
+	refused_overwrite "$T/ovbm.img" "$bbm"
+}
+
+@test "--overwrite of a file whose map names a journal block: refused" {
+	local jb
+	put_victim "$T/ovj.img"
+	jb=$(blk "$T/ovj.img" '<8>' 3)
+	debugfs -w -R "sif /victim block[2] $jb" "$T/ovj.img" >/dev/null 2>&1
+	refused_overwrite "$T/ovj.img" "$jb"
+}
+
+@test "--overwrite of a file whose map names the journal's indirect block: refused" {
+	local ind
+	put_victim "$T/ovji.img"
+	ind=$(debugfs -R "stat <8>" "$T/ovji.img" 2>/dev/null | grep -o '(IND):[0-9]*' | head -1 | cut -d: -f2)
+	[ -n "$ind" ]
+	debugfs -w -R "sif /victim block[4] $ind" "$T/ovji.img" >/dev/null 2>&1
+	refused_overwrite "$T/ovji.img" "$ind"
+}
+
+@test "--overwrite of a file whose map names a free block: refused" {
+	local fb
+	put_victim "$T/ovf.img"
+	fb=$(dumpe2fs "$T/ovf.img" 2>/dev/null | sed -n 's/^ \+Free blocks: \([0-9]\+\).*/\1/p' | head -1)
+	[ -n "$fb" ]
+	debugfs -w -R "sif /victim block[3] $fb" "$T/ovf.img" >/dev/null 2>&1
+	refused_overwrite "$T/ovf.img" "$fb"
+}
+
+@test "--overwrite of a file whose map names one block twice: refused" {
+	put_victim "$T/ovd.img"
+	debugfs -w -R "sif /victim block[5] $(blk "$T/ovd.img" /victim 0)" "$T/ovd.img" >/dev/null 2>&1
+	refused_overwrite "$T/ovd.img" "$(blk "$T/ovd.img" /victim 0)"
+}
+
+@test "--overwrite of a file whose indirect block is an inode table block: refused before it is read as pointers" {
+	local itb
+	put_victim "$T/ovi.img"
+	itb=$(bg_field "$T/ovi.img" 0 'Inode table')
+	debugfs -w -R "sif /victim block[IND] $itb" "$T/ovi.img" >/dev/null 2>&1
+	[ "$(debugfs -R "stat /victim" "$T/ovi.img" 2>/dev/null | grep -c "(IND):$itb")" -eq 1 ]
+	refused_overwrite "$T/ovi.img" "$itb"
+}
+
+# the File ACL (EA block) of a path
+ea_of() { debugfs -R "stat $2" "$1" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p'; }
+
+@test "--overwrite of a file whose map names its own EA block: refused, not freed twice" {
+	local ea
+	put_victim "$T/ovea.img"
+	debugfs -w -R "ea_set /victim user.big $(printf 'v%.0s' $(seq 1 300))" "$T/ovea.img" >/dev/null 2>&1
+	ea=$(ea_of "$T/ovea.img" /victim)
+	[ -n "$ea" ] && [ "$ea" -gt 0 ]
+	debugfs -w -R "sif /victim block[3] $ea" "$T/ovea.img" >/dev/null 2>&1
+	refused_overwrite "$T/ovea.img" "$ea"
+}
+
+@test "--overwrite of a file whose EA block is another file's data: refused before anything is freed" {
+	local b
+	put_victim "$T/oved.img"
+	b=$(blk "$T/oved.img" /a/f10 0)
+	debugfs -w -R "sif /victim file_acl $b" "$T/oved.img" >/dev/null 2>&1
+	[ "$(ea_of "$T/oved.img" /victim)" = "$b" ]
+	refused_overwrite "$T/oved.img" "$b"
+}
+
+@test "--overwrite of a healthy file still replaces it (the checks pass a sound map)" {
+	put_victim "$T/ovok.img"
+	head -c 5000 /dev/urandom > "$T/ov/victim"
+	run e3cp --quiet --overwrite "$T/ov/." "$T/ovok.img"
+	assert_status 0
+	assert_fsck_clean "$T/ovok.img"
+	debugfs -R "cat /victim" "$T/ovok.img" 2>/dev/null | cmp - "$T/ov/victim"
+}
