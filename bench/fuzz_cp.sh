@@ -2,8 +2,10 @@
 # bench/fuzz_cp.sh: damage a small ext3 image that holds files,
 # directories, an htree, indirect blocks and a journal (tests/corrupt.sh
 # --base), then e3cp a small tree into it under a time limit (into /, an
-# htree directory /d, a multi-block directory /a, or /c/sub, in turn), and
-# report
+# htree directory /d, a multi-block directory /a, or /c/sub, in turn;
+# every fourth case instead replaces existing files with --overwrite: /big
+# and /a/f44 with indirect blocks, /xa with an EA block, a symlink, names
+# in the htree), and report
 #   cases N crashes N hangs N bad-messages N worse N
 # The damage is bench/fuzz_mutate.py's (bit flips, zeroed blocks,
 # truncation, random bytes; anywhere in the metadata or aimed at one
@@ -55,6 +57,9 @@ echo small > "$w/src/new1"
 head -c 5000 /dev/zero | tr '\0' z > "$w/src/newbig"
 echo inner > "$w/src/newdir/inner"
 ln -s new1 "$w/src/newlink"
+# names the base image holds, for --overwrite (e3_remove frees their blocks)
+mkdir -p "$w/srcov/a" "$w/srcov/d" "$w/srcov/c/sub"
+for p in big xa sym a/f10 a/f44 d/h5 d/h150 c/sub/x; do echo "new $p" > "$w/srcov/$p"; done
 
 # the same image with a log to replay: six files whose first commit is
 # kept and never checkpointed
@@ -141,8 +146,11 @@ for i in $(seq 1 "$cases"); do
 	fi
 	before=$(baseline "$w/m.img")
 	cp "$w/m.img" "$w/c.img"
-	dest=${dests[$((i % ${#dests[@]}))]}
-	timeout -k 5 "$tmo" "$e3cp" --quiet -j 2 "$w/src/." "$w/c.img:$dest" >"$w/out" 2>&1
+	dest=${dests[$((i % ${#dests[@]}))]} src=$w/src ow=
+	if [ $((i % 4)) -eq 2 ]; then
+		dest=/ src=$w/srcov ow=--overwrite what="$what, --overwrite"
+	fi
+	timeout -k 5 "$tmo" "$e3cp" --quiet $ow -j 2 "$src/." "$w/c.img:$dest" >"$w/out" 2>&1
 	rc=$?
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		hangs=$((hangs + 1)); keep hang
