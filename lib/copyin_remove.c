@@ -202,7 +202,7 @@ static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
 	blk64_t lblk;
 	errcode_t err;
 
-	err = e3_dir_find(fs, dir, name, &ino, &lblk);
+	err = e3_dc_find(img, dir, name, &ino, &lblk);
 	if (err)
 		return err == EXT2_ET_FILE_NOT_FOUND ? E3_NOT_FOUND : err;
 	err = ext2fs_read_inode(fs, ino, &inode);
@@ -215,13 +215,18 @@ static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
 		return E3_FILE_BUSY;
 	if (inode.i_links_count <= 1 && (err = own_blocks(img, ino, &inode)))
 		return err;
-	/* an indexed directory's entry was found in its block: only that
-	 * block is read again */
-	if (lblk != E3_DIR_BLOCK_UNKNOWN)
+	/* the entry was found in its block (by the htree, or the dircache's
+	 * hint): only that block is read again */
+	if (lblk != E3_DIR_BLOCK_UNKNOWN) {
 		err = e3_dir_unlink_at(fs, dir, lblk, name, ino);
-	else
+		if (!err)
+			e3_dc_unlinked(img, dir, name, lblk);
+		else
+			e3_dc_forget(img, dir);
+	} else {
 		err = ext2fs_unlink(fs, dir, name, ino, 0);
-	e3_dc_forget(img, dir);
+		e3_dc_forget(img, dir);
+	}
 	if (err)
 		return err;
 	if (inode.i_links_count > 1) {

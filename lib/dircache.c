@@ -6,24 +6,32 @@
  * there?", ext2fs_link for "where does it fit?"): O(n^2) per directory, a
  * third of e3cp's time on a tree of small files.
  *
- * Per directory: a set of 64-bit hashes of its names, and per block its
- * address, the largest entry that still fits in it ("room") and where the
- * first entry with any slack is, so that appending does not walk the
- * whole block.
+ * Per directory: a set of 64-bit hashes of its names, each with how many
+ * names have it and the block the last of them went into (or was met
+ * in); and per block its address, the largest entry that still fits in
+ * it ("room") and where the first entry with any slack is, so that
+ * appending does not walk the whole block. Looking a name up
+ * (e3_dc_find) reads that one block; removing one (e3_dc_unlinked)
+ * measures its block again. Without this, replacing every name of a big
+ * directory that has no htree index (one made by mke2fs -d or genext2fs)
+ * read the whole directory four times per name.
  *
  * The cache only steers; it is never trusted with the image's contents:
  * - A hash that is absent means the name is absent: a directory is read
  *   whole when first met, and every name this image adds goes through
- *   e3_dc_link (the one funnel, e3_dir_add). A hash that is present is
- *   confirmed by ext2fs_lookup.
+ *   e3_dc_link (the one funnel, e3_dir_add), and every removal this
+ *   image makes goes through e3_dc_unlinked or e3_dc_forget. A hash that
+ *   is present is confirmed in its block; not found there (two names of
+ *   one hash), by a full lookup.
  * - A name goes into the first block whose room says it fits, the block
  *   is read and parsed, and the entry is placed by the rule ext2fs_link
  *   follows (first entry, in order, with enough slack), so the images are
  *   the same as before. A block that turns out fuller is re-measured and
  *   the search goes on.
  * - A directory that grew behind the cache's back gets its new blocks
- *   read; one that shrank, or was indexed, is dropped. Removing a name
- *   forgets the directory (e3_dc_forget).
+ *   read; one that shrank, or was indexed, is dropped. A name removed
+ *   from a known block has that block measured again (e3_dc_unlinked);
+ *   any other removal forgets the directory (e3_dc_forget).
  *
  * Everything here runs under fs_lock (the cache hangs off img->load).
  */
@@ -32,6 +40,15 @@
 #include <string.h>
 
 #include "load_int.h"
+#include "dirfind.h"
+
+/* The names of one 64-bit hash in a directory (almost always one). */
+struct dc_name {
+	uint64_t h;			/* 0 = empty slot */
+	uint32_t blk;			/* block the last one went into or
+					   was met in */
+	uint32_t n;			/* names with this hash */
+};
 
 struct dc_dir {
 	ext2_ino_t ino;
@@ -41,7 +58,7 @@ struct dc_dir {
 	uint32_t *room;			/* largest rec_len a new entry gets */
 	uint32_t *from;			/* first entry with room for any name:
 					   the ones before it stay full */
-	uint64_t *hash;			/* open addressing, 0 = empty slot */
+	struct dc_name *names;		/* open addressing by hash */
 	size_t hcap, hn;
 	int bypass;			/* not a directory the cache handles:
 					   libext2fs' way until forgotten */
@@ -67,28 +84,33 @@ static uint64_t name_hash(const char *name, size_t len)
 	return h ? h : 1;
 }
 
-static errcode_t hash_put(struct dc_dir *d, uint64_t h);
+static errcode_t hash_add(struct dc_dir *d, uint64_t h, uint32_t blk,
+			 uint32_t n);
 
 static errcode_t hash_grow(struct dc_dir *d)
 {
-	uint64_t *old = d->hash;
-	size_t oldcap = d->hcap, cap = oldcap ? oldcap * 2 : 64;
+	struct dc_name *old = d->names;
+	/* small first: most directories hold a few names, and every one
+	 * met stays cached until the image closes */
+	size_t oldcap = d->hcap, cap = oldcap ? oldcap * 2 : 16;
 
-	d->hash = calloc(cap, sizeof(*d->hash));
-	if (!d->hash) {
-		d->hash = old;
+	d->names = calloc(cap, sizeof(*d->names));
+	if (!d->names) {
+		d->names = old;
 		return ENOMEM;
 	}
 	d->hcap = cap;
 	d->hn = 0;
 	for (size_t i = 0; i < oldcap; i++)
-		if (old[i])
-			hash_put(d, old[i]);
+		if (old[i].h)
+			hash_add(d, old[i].h, old[i].blk, old[i].n);
 	free(old);
 	return 0;
 }
 
-static errcode_t hash_put(struct dc_dir *d, uint64_t h)
+/* n more names of hash h, the last one in block blk. */
+static errcode_t hash_add(struct dc_dir *d, uint64_t h, uint32_t blk,
+			  uint32_t n)
 {
 	size_t i;
 
@@ -98,23 +120,55 @@ static errcode_t hash_put(struct dc_dir *d, uint64_t h)
 		if (err)
 			return err;
 	}
-	for (i = h & (d->hcap - 1); d->hash[i]; i = (i + 1) & (d->hcap - 1))
-		if (d->hash[i] == h)
-			return 0;
-	d->hash[i] = h;
-	d->hn++;
+	for (i = h & (d->hcap - 1); d->names[i].h;
+	     i = (i + 1) & (d->hcap - 1))
+		if (d->names[i].h == h)
+			break;
+	if (!d->names[i].h)
+		d->hn++;
+	d->names[i].h = h;
+	d->names[i].blk = blk;
+	d->names[i].n += n;
 	return 0;
 }
 
-static int hash_has(const struct dc_dir *d, uint64_t h)
+/* The slot of h, or -1. */
+static ssize_t hash_slot(const struct dc_dir *d, uint64_t h)
 {
 	if (!d->hcap)
-		return 0;
-	for (size_t i = h & (d->hcap - 1); d->hash[i];
+		return -1;
+	for (size_t i = h & (d->hcap - 1); d->names[i].h;
 	     i = (i + 1) & (d->hcap - 1))
-		if (d->hash[i] == h)
-			return 1;
-	return 0;
+		if (d->names[i].h == h)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* One name of hash h is gone; with the last, the slot is emptied and the
+ * ones after it moved up so that linear probing still finds them. */
+static void hash_drop(struct dc_dir *d, uint64_t h)
+{
+	ssize_t s = hash_slot(d, h);
+	size_t i, j, home;
+
+	if (s < 0 || --d->names[s].n > 0)
+		return;
+	i = j = (size_t)s;
+	d->names[i] = (struct dc_name){ 0 };
+	d->hn--;
+	for (;;) {
+		j = (j + 1) & (d->hcap - 1);
+		if (!d->names[j].h)
+			return;
+		home = d->names[j].h & (d->hcap - 1);
+		/* j stays unless its home lies cyclically outside (i, j] */
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && (home <= i && home > j))) {
+			d->names[i] = d->names[j];
+			d->names[j] = (struct dc_name){ 0 };
+			i = j;
+		}
+	}
 }
 
 static void dir_free(struct dc_dir *d)
@@ -123,7 +177,7 @@ static void dir_free(struct dc_dir *d)
 		free(d->pblk);
 		free(d->room);
 		free(d->from);
-		free(d->hash);
+		free(d->names);
 		free(d);
 	}
 }
@@ -243,13 +297,14 @@ static unsigned entry_room(const struct ext2_dir_entry *de, unsigned rec_len)
 
 /* Walks one block from offset off: room (largest entry_room), *from
  * (first entry with room for the shortest name, else the block size) and,
- * with d, every name hashed into d. EXT2_ET_DIR_CORRUPTED on a malformed
- * block; DC_BYPASS on an unused entry after a block's first, which
- * ext2fs_link would merge into the entry before it (a rule this cache
- * does not follow: such directories, left by e2fsck or by removals
- * elsewhere, are left to libext2fs). */
+ * with d, every name hashed into d as block blk's. EXT2_ET_DIR_CORRUPTED
+ * on a malformed block; DC_BYPASS on an unused entry after a block's
+ * first, which ext2fs_link would merge into the entry before it (a rule
+ * this cache does not follow: such directories, left by e2fsck or by
+ * removals elsewhere, are left to libext2fs). */
 static errcode_t measure_block(ext2_filsys fs, char *buf, unsigned off,
-			       struct dc_dir *d, uint32_t *room, uint32_t *from)
+			       struct dc_dir *d, uint32_t blk, uint32_t *room,
+			       uint32_t *from)
 {
 	unsigned rec_len, best = 0, r;
 	errcode_t err;
@@ -274,8 +329,8 @@ static errcode_t measure_block(ext2_filsys fs, char *buf, unsigned off,
 		if (r >= EXT2_DIR_REC_LEN(1) && *from == fs->blocksize)
 			*from = off;
 		if (d && de->inode) {
-			err = hash_put(d, name_hash(de->name,
-					ext2fs_dirent_name_len(de)));
+			err = hash_add(d, name_hash(de->name,
+					ext2fs_dirent_name_len(de)), blk, 1);
 			if (err)
 				return err;
 		}
@@ -348,8 +403,8 @@ static errcode_t extend(ext2_filsys fs, struct e3_dcache *c, struct dc_dir *d,
 			continue;
 		err = ext2fs_read_dir_block4(fs, d->pblk[b], c->buf, 0, d->ino);
 		if (!err)
-			err = measure_block(fs, c->buf, 0, d, &d->room[b],
-					    &d->from[b]);
+			err = measure_block(fs, c->buf, 0, d, (uint32_t)b,
+					    &d->room[b], &d->from[b]);
 		if (err)
 			return err;
 	}
@@ -363,10 +418,10 @@ static void mark_bypass(struct dc_dir *d)
 	free(d->pblk);
 	free(d->room);
 	free(d->from);
-	free(d->hash);
+	free(d->names);
 	d->pblk = NULL;
 	d->room = d->from = NULL;
-	d->hash = NULL;
+	d->names = NULL;
 	d->nblocks = d->cap = d->hcap = d->hn = 0;
 	d->bypass = 1;
 }
@@ -445,17 +500,50 @@ static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
 
 /* ---- the two questions ----------------------------------------------------- */
 
-errcode_t e3_dc_may_hold(struct e3_image *img, ext2_ino_t dir,
-			 const char *name, int *maybe)
+errcode_t e3_dc_find(struct e3_image *img, ext2_ino_t dir, const char *name,
+		     ext2_ino_t *ino, blk64_t *lblk)
 {
 	struct dc_dir *d;
 	errcode_t err;
+	ssize_t i;
 
-	*maybe = 1;
+	*lblk = E3_DIR_BLOCK_UNKNOWN;
 	err = dc_get(img, dir, &d);
-	if (!err && d)
-		*maybe = hash_has(d, name_hash(name, strlen(name)));
-	return err;
+	if (err)
+		return err;
+	if (d) {
+		i = hash_slot(d, name_hash(name, strlen(name)));
+		if (i < 0)
+			return EXT2_ET_FILE_NOT_FOUND;
+		err = e3_dir_find_in(img->fs, dir, d->names[i].blk, name, ino);
+		if (!err) {
+			*lblk = d->names[i].blk;
+			return 0;
+		}
+		if (err != EXT2_ET_FILE_NOT_FOUND &&
+		    err != EXT2_ET_DIR_CORRUPTED)
+			return err;
+	}
+	return e3_dir_find(img->fs, dir, name, ino, lblk);
+}
+
+void e3_dc_unlinked(struct e3_image *img, ext2_ino_t dir, const char *name,
+		    blk64_t lblk)
+{
+	struct e3_dcache *c = img->load ? img->load->dcache : NULL;
+	struct dc_dir **p = c ? table_find(c, dir) : NULL;
+	struct dc_dir *d = p ? *p : NULL;
+
+	if (!d || d->bypass)
+		return;
+	hash_drop(d, name_hash(name, strlen(name)));
+	/* the entry's room went to the one before it, or its record became
+	 * an unused first entry: the block offers more now */
+	if (lblk >= d->nblocks || !d->pblk[lblk] ||
+	    ext2fs_read_dir_block4(img->fs, d->pblk[lblk], c->buf, 0, dir) ||
+	    measure_block(img->fs, c->buf, 0, NULL, 0, &d->room[lblk],
+			  &d->from[lblk]))
+		table_del(c, p);
 }
 
 /* Puts the entry into the first entry of buf (from offset off) with room
@@ -518,15 +606,15 @@ errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 			err = ext2fs_write_dir_block4(fs, d->pblk[b], buf, 0, dir);
 			if (err)
 				return err;
-			err = hash_put(d, name_hash(name, len));
+			err = hash_add(d, name_hash(name, len), (uint32_t)b, 1);
 			if (!err)
-				err = measure_block(fs, buf, d->from[b], NULL,
+				err = measure_block(fs, buf, d->from[b], NULL, 0,
 						    &d->room[b], &d->from[b]);
 			if (err)	/* the entry is written: forget, stay right */
 				e3_dc_forget(img, dir);
 			return 0;
 		}
-		err = measure_block(fs, buf, d->from[b], NULL, &d->room[b],
+		err = measure_block(fs, buf, d->from[b], NULL, 0, &d->room[b],
 				    &d->from[b]);
 		if (err) {
 			e3_dc_forget(img, dir);

@@ -257,6 +257,39 @@ errcode_t e3_dir_find(ext2_filsys fs, ext2_ino_t dir, const char *name,
 	return ext2fs_lookup(fs, dir, name, (int)len, NULL, ino);
 }
 
+errcode_t e3_dir_find_in(ext2_filsys fs, ext2_ino_t dir, blk64_t lblk,
+			 const char *name, ext2_ino_t *ino)
+{
+	size_t len = strlen(name);
+	struct ext2_inode di;
+	blk64_t pblk = 0;
+	errcode_t err;
+	char *buf;
+	int r;
+
+	if (!len || len > EXT2_NAME_LEN)
+		return EXT2_ET_FILE_NOT_FOUND;
+	err = ext2fs_read_inode(fs, dir, &di);
+	if (err)
+		return err;
+	if (lblk >= EXT2_I_SIZE(&di) / fs->blocksize)
+		return EXT2_ET_FILE_NOT_FOUND;
+	err = ext2fs_bmap2(fs, dir, &di, NULL, 0, lblk, NULL, &pblk);
+	if (err || !pblk)
+		return err ? err : EXT2_ET_FILE_NOT_FOUND;
+	buf = malloc(fs->blocksize);
+	if (!buf)
+		return ENOMEM;
+	err = ext2fs_read_dir_block4(fs, pblk, buf, 0, dir);
+	if (!err) {
+		r = leaf_find(fs, buf, name, (unsigned)len, ino);
+		err = r > 0 ? 0 : r < 0 ? EXT2_ET_DIR_CORRUPTED :
+				     EXT2_ET_FILE_NOT_FOUND;
+	}
+	free(buf);
+	return err;
+}
+
 errcode_t e3_dir_unlink_at(ext2_filsys fs, ext2_ino_t dir, blk64_t lblk,
 			   const char *name, ext2_ino_t ino)
 {

@@ -16,6 +16,12 @@
 errcode_t e3_dir_find(ext2_filsys fs, ext2_ino_t dir, const char *name,
 		      ext2_ino_t *ino, blk64_t *lblk);
 
+/* name in directory block lblk only: 0 and *ino, EXT2_ET_FILE_NOT_FOUND
+ * (also for a block past the end or a hole), EXT2_ET_DIR_CORRUPTED when
+ * the block does not parse. */
+errcode_t e3_dir_find_in(ext2_filsys fs, ext2_ino_t dir, blk64_t lblk,
+			 const char *name, ext2_ino_t *ino);
+
 /* Removes name (of inode ino) from directory block lblk as ext2fs_unlink
  * would: the entry's record goes to the one before it, or, first in its
  * block, its inode number becomes 0. EXT2_ET_DIR_NO_SPACE_FOR_CSUM never;

@@ -204,14 +204,8 @@ errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
 		return E3_NOT_DIR;
 	if (links_needed && pi.i_links_count >= E3_LINK_MAX)
 		return E3_LINK_LIMIT;
-	if (img) {
-		int maybe;
-
-		err = e3_dc_may_hold(img, parent, name, &maybe);
-		if (err || !maybe)
-			return err;
-	}
-	err = e3_dir_find(fs, parent, name, &ino, &lblk);
+	err = img ? e3_dc_find(img, parent, name, &ino, &lblk)
+		  : e3_dir_find(fs, parent, name, &ino, &lblk);
 	if (err == 0)
 		return E3_NAME_EXISTS;
 	if (err != EXT2_ET_FILE_NOT_FOUND)

@@ -38,10 +38,10 @@ struct e3_load {
 
 /* dircache.c: names and free room of the directories names are added to.
  * All under fs_lock. */
-/* *maybe = 0 when dir certainly does not hold name; 1 when it may (or the
- * cache cannot tell): the caller then looks it up. */
-errcode_t e3_dc_may_hold(struct e3_image *img, ext2_ino_t dir,
-			 const char *name, int *maybe);
+/* e3_dir_find, answered from the cache when it covers dir: an absent
+ * hash without reading anything, a present one in the name's block. */
+errcode_t e3_dc_find(struct e3_image *img, ext2_ino_t dir, const char *name,
+		     ext2_ino_t *ino, blk64_t *lblk);
 /* Adds the entry where ext2fs_link would. *handled = 0: the cache does not
  * cover dir, use ext2fs_link. EXT2_ET_DIR_NO_SPACE: grow dir first. */
 errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
@@ -49,6 +49,9 @@ errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 /* A name was removed from dir (or its blocks rewritten): read it again
  * when next needed. */
 void e3_dc_forget(struct e3_image *img, ext2_ino_t dir);
+/* name was removed from directory block lblk by e3_dir_unlink_at. */
+void e3_dc_unlinked(struct e3_image *img, ext2_ino_t dir, const char *name,
+		    blk64_t lblk);
 void e3_dc_free(struct e3_image *img);
 
 /* Registers/unregisters an open file so that image close can tell. */

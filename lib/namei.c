@@ -39,7 +39,7 @@ errcode_t e3_lookup(e3_image_t *img, ext2_ino_t dir, const char *name,
 		err = E3_NOT_DIR;
 		goto out;
 	}
-	err = e3_map_err(e3_dir_find(img->fs, dir, name, ino, &lblk));
+	err = e3_map_err(e3_dc_find(img, dir, name, ino, &lblk));
 out:
 	e3_fs_unlock(img);
 	return err;

@@ -145,6 +145,32 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	assert_fsck_clean "$a/x.img"
 }
 
+@test "--overwrite in a big directory without an index (mke2fs -d, no dir_index): names found in their block, freed room reused" {
+	local a="$T/owl" i size
+	rm -rf "$a"; mkdir -p "$a/src/d"
+	(cd "$a/src/d" && seq 0 2999 | sed 's/^/f/' | xargs touch)
+	mke2fs -q -F -t ext3 -b 1024 -O ^dir_index -N 8192 -d "$a/src" "$a/x.img" 16M >/dev/null
+	size=$(debugfs -R "stat /d" "$a/x.img" 2>/dev/null | sed -n 's/.*Size: \([0-9]*\).*/\1/p' | head -1)
+	[ "$size" -gt 30000 ]
+	run e3cp "$a/src" "$a/x.img"
+	assert_status 2
+	assert_output_has "f0: name exists"
+	for i in $(seq 0 2999); do printf 'v2 %s\n' $i > "$a/src/d/f$i"; done
+	run e3cp --overwrite "$a/src" "$a/x.img"
+	assert_status 0
+	for i in 0 1234 2999; do
+		run debugfs -R "cat /d/f$i" "$a/x.img"
+		assert_output_has "v2 $i"
+	done
+	run debugfs -R "ls /d" "$a/x.img"
+	[ "$(printf '%s\n' "$output" | tr -s ' ' '\n' | grep -c '^f[0-9]*$')" -eq 3000 ]
+	# each name went back into the room its removal left: no block added
+	[ "$(debugfs -R "stat /d" "$a/x.img" 2>/dev/null | sed -n 's/.*Size: \([0-9]*\).*/\1/p' | head -1)" -eq "$size" ]
+	run debugfs -R "stat /d" "$a/x.img"
+	[[ "$output" != *"Flags: 0x1000"* ]]
+	assert_fsck_clean "$a/x.img"
+}
+
 @test "--overwrite across sources of one run: a later source replaces files still being written" {
 	# the first source's files are still with the workers when the
 	# second one replaces them: they are closed first, never freed open
