@@ -832,6 +832,74 @@ static void test_unused_entry_after_first(void)
 	unlink(path_b);
 }
 
+#ifdef E3_DC_TEST_HASH_VALUES
+/* test_dircache_collide.c only (name_hash is dircache.c's, compiled in):
+ * removing one of several names of a hash keeps the hash, so the others
+ * are still found and still refused as duplicates, in the same block and
+ * in others. */
+static void test_shared_hash(void)
+{
+	struct e3_attr fa = attr_of(K_FILE), da = attr_of(K_DIR);
+	char names[40][16];
+	int n = 0;
+	e3_image_t *img;
+	e3_file_t *f;
+	ext2_ino_t ino, d;
+
+	/* names of one hash, spread over blocks by fillers between them */
+	for (int i = 0; n < 40 && i < 100000; i++) {
+		char buf[16];
+
+		snprintf(buf, sizeof(buf), "s%05d", i);
+		if (name_hash(buf, strlen(buf)) == name_hash("s00000", 6))
+			snprintf(names[n++], sizeof(names[0]), "%s", buf);
+	}
+	CHECK(n == 40);
+	set_paths();
+	if (n < 40 || make_image(path_a) || !(img = open_a())) {
+		CHECK(!"image");
+		unlink(path_a);
+		return;
+	}
+	CHECK_OK(e3_mkdir(img, EXT2_ROOT_INO, "d", &da, &d));
+	for (int i = 0; i < n; i++) {
+		char fill[32];
+
+		CHECK_OK(e3_create(img, d, names[i], &fa, 0, &f));
+		CHECK_OK(e3_file_close(f));
+		snprintf(fill, sizeof(fill), "filler-%02d-%0*d", i, 12, 0);
+		CHECK_OK(e3_create(img, d, fill, &fa, 0, &f));
+		CHECK_OK(e3_file_close(f));
+	}
+	/* every other one goes; the rest stay found and refused */
+	for (int i = 0; i < n; i += 2)
+		CHECK_OK(e3_remove(img, d, names[i]));
+	for (int i = 0; i < n; i++) {
+		if (i % 2) {
+			CHECK_OK(e3_lookup(img, d, names[i], &ino));
+			CHECK(e3_create(img, d, names[i], &fa, 0, &f) ==
+			      E3_NAME_EXISTS);
+			CHECK(e3_mkdir(img, d, names[i], &da, &ino) ==
+			      E3_NAME_EXISTS);
+		} else {
+			CHECK(e3_lookup(img, d, names[i], &ino) ==
+			      E3_NOT_FOUND);
+		}
+	}
+	/* the last of the hash gone: absent, and then new again */
+	for (int i = 1; i < n; i += 2)
+		CHECK_OK(e3_remove(img, d, names[i]));
+	for (int i = 0; i < n; i++)
+		CHECK(e3_lookup(img, d, names[i], &ino) == E3_NOT_FOUND);
+	CHECK_OK(e3_create(img, d, names[3], &fa, 0, &f));
+	CHECK_OK(e3_file_close(f));
+	CHECK(e3_create(img, d, names[3], &fa, 0, &f) == E3_NAME_EXISTS);
+	CHECK_OK(e3_image_close(img));
+	CHECK(fsck_clean(path_a));
+	unlink(path_a);
+}
+#endif
+
 int main(void)
 {
 	e3_init_errors();
@@ -840,5 +908,8 @@ int main(void)
 	RUN(test_exists_exact);
 	RUN(test_close_many);
 	RUN(test_unused_entry_after_first);
+#ifdef E3_DC_TEST_HASH_VALUES
+	RUN(test_shared_hash);
+#endif
 	return unit_done();
 }
