@@ -27,7 +27,6 @@
 #include "journal.h"
 #include "load_int.h"
 #include "dirfind.h"
-#include "alloc.h"
 #include "grow.h"
 
 struct blk_run {
@@ -43,22 +42,6 @@ struct own_walk {
 	errcode_t err;
 };
 
-/* b may be freed as a file's: inside the filesystem, not group metadata
- * or the journal's, and marked in use. */
-static int block_is_own(struct e3_image *img, blk64_t b)
-{
-	ext2_filsys fs = img->fs;
-
-	if (b < fs->super->s_first_data_block ||
-	    b >= ext2fs_blocks_count(fs->super))
-		return 0;
-	if (img->alloc && e3_alloc_is_meta(img->alloc, b))
-		return 0;
-	if (img->journal && e3_journal_holds(img->journal, b))
-		return 0;
-	return ext2fs_test_block_bitmap2(fs->block_map, b);
-}
-
 /* Called for an indirect block before it is read as pointers, so a bad
  * one stops the walk before its contents are trusted. */
 static int own_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
@@ -69,7 +52,7 @@ static int own_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
 	blk64_t b = *blocknr;
 
 	(void)fs; (void)cnt; (void)ref; (void)off;
-	if (!block_is_own(w->img, b)) {
+	if (!e3_block_owned(w->img, b)) {
 		w->bad = 1;
 		return BLOCK_ABORT;
 	}

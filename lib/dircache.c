@@ -28,6 +28,9 @@
  *   follows (first entry, in order, with enough slack), so the images are
  *   the same as before. A block that turns out fuller is re-measured and
  *   the search goes on.
+ * - A directory block the map names is checked before it is read
+ *   (e3_block_owned): a name is never written into group metadata, the
+ *   journal or a free block through a damaged map (E3_FILE_BLOCKS_BAD).
  * - A directory that grew behind the cache's back gets its new blocks
  *   read; one that shrank, or was indexed, is dropped. A name removed
  *   from a known block has that block measured again (e3_dc_unlinked);
@@ -405,6 +408,11 @@ static errcode_t extend(ext2_filsys fs, struct e3_dcache *c, struct dc_dir *d,
 		d->from[b] = fs->blocksize;
 		if (!d->pblk[b])
 			continue;
+		/* a damaged map can name an inode table block that parses as
+		 * a directory block (an inode of size bs reads as one entry
+		 * spanning it): names must never be written there */
+		if (!e3_block_owned(e3_image_of(fs), d->pblk[b]))
+			return E3_FILE_BLOCKS_BAD;
 		err = ext2fs_read_dir_block4(fs, d->pblk[b], c->buf, 0, d->ino);
 		if (!err)
 			err = measure_block(fs, c->buf, 0, d, (uint32_t)b,

@@ -296,3 +296,23 @@ ea_of() { debugfs -R "stat $2" "$1" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*
 	assert_fsck_clean "$T/ovok.img"
 	debugfs -R "cat /victim" "$T/ovok.img" 2>/dev/null | cmp - "$T/ov/victim"
 }
+
+@test "new names into a directory whose map names an inode table block that reads as a directory block: refused, the table untouched" {
+	local img=$T/dtab.img itb sum before after
+	cp "$T/base.img" "$img"
+	itb=$(bg_field "$img" 0 'Inode table')
+	# inode 1 of size 1024: its table block reads as one empty entry
+	debugfs -w -R "sif <1> size 1024" "$img" >/dev/null 2>&1
+	debugfs -w -R "sif /c block[0] $itb" "$img" >/dev/null 2>&1
+	sum=$(dd if="$img" bs=1024 skip="$itb" count=1 status=none | md5sum)
+	before=$(problems "$img")
+	run e3cp --quiet "$T/src/." "$img:/c"
+	assert_status 2
+	if [ "${#lines[@]}" -ne 1 ] || [[ "${lines[0]}" != "e3cp: $img: "*"file's blocks are damaged"* ]]; then
+		printf 'want one line naming the image and the damage, got:\n%s\n' "$output" >&2
+		return 1
+	fi
+	[ "$(dd if="$img" bs=1024 skip="$itb" count=1 status=none | md5sum)" = "$sum" ]
+	after=$(problems "$img")
+	[ "${after#* }" -le "${before#* }" ]
+}
