@@ -117,6 +117,23 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	assert_fsck_clean "$T/d.img"
 }
 
+# replaced IMAGE: after the --overwrite tests below, /d/f0, f1234 and
+# f2999 read "v2 N" and /d lists f0..f2999 once each ($output: the list)
+replaced() {
+	local i
+	for i in 0 1234 2999; do
+		run debugfs -R "cat /d/f$i" "$1"
+		assert_output_has "v2 $i"
+	done
+	run debugfs -R "ls /d" "$1"
+	[ "$(printf '%s\n' "$output" | tr -s ' ' '\n' | grep -c '^f[0-9]*$')" -eq 3000 ]
+}
+
+# dir_size IMAGE PATH: the directory's i_size
+dir_size() {
+	debugfs -R "stat $2" "$1" 2>/dev/null | sed -n 's/.*Size: \([0-9]*\).*/\1/p' | head -1
+}
+
 @test "--overwrite in a big indexed directory: each name found through the htree, no duplicates, the rest kept" {
 	local a="$T/ow" i
 	mkdir -p "$a/src/d"
@@ -135,12 +152,7 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	touch "$a/src/d/new1" "$a/src/d/new2"
 	run e3cp --overwrite "$a/src" "$a/x.img"
 	assert_status 0
-	for i in 0 1234 2999; do
-		run debugfs -R "cat /d/f$i" "$a/x.img"
-		assert_output_has "v2 $i"
-	done
-	run debugfs -R "ls /d" "$a/x.img"
-	[ "$(printf '%s\n' "$output" | tr -s ' ' '\n' | grep -c '^f[0-9]*$')" -eq 3000 ]
+	replaced "$a/x.img"
 	assert_output_has "new2"
 	assert_fsck_clean "$a/x.img"
 }
@@ -150,7 +162,7 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	rm -rf "$a"; mkdir -p "$a/src/d"
 	(cd "$a/src/d" && seq 0 2999 | sed 's/^/f/' | xargs touch)
 	mke2fs -q -F -t ext3 -b 1024 -O ^dir_index -N 8192 -d "$a/src" "$a/x.img" 16M >/dev/null
-	size=$(debugfs -R "stat /d" "$a/x.img" 2>/dev/null | sed -n 's/.*Size: \([0-9]*\).*/\1/p' | head -1)
+	size=$(dir_size "$a/x.img" /d)
 	[ "$size" -gt 30000 ]
 	run e3cp "$a/src" "$a/x.img"
 	assert_status 2
@@ -158,14 +170,9 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	for i in $(seq 0 2999); do printf 'v2 %s\n' $i > "$a/src/d/f$i"; done
 	run e3cp --overwrite "$a/src" "$a/x.img"
 	assert_status 0
-	for i in 0 1234 2999; do
-		run debugfs -R "cat /d/f$i" "$a/x.img"
-		assert_output_has "v2 $i"
-	done
-	run debugfs -R "ls /d" "$a/x.img"
-	[ "$(printf '%s\n' "$output" | tr -s ' ' '\n' | grep -c '^f[0-9]*$')" -eq 3000 ]
+	replaced "$a/x.img"
 	# each name went back into the room its removal left: no block added
-	[ "$(debugfs -R "stat /d" "$a/x.img" 2>/dev/null | sed -n 's/.*Size: \([0-9]*\).*/\1/p' | head -1)" -eq "$size" ]
+	[ "$(dir_size "$a/x.img" /d)" -eq "$size" ]
 	run debugfs -R "stat /d" "$a/x.img"
 	[[ "$output" != *"Flags: 0x1000"* ]]
 	assert_fsck_clean "$a/x.img"
