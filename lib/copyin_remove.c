@@ -198,6 +198,8 @@ static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
 		return E3_FILE_BUSY;
 	if (inode.i_links_count <= 1 && (err = own_blocks(img, ino, &inode)))
 		return err;
+	if ((err = e3_dc_dir_owned(img, dir)))	/* its block is written */
+		return err;
 	/* the entry was found in its block (by the htree, or the dircache's
 	 * hint): only that block is read again */
 	if (lblk != E3_DIR_BLOCK_UNKNOWN) {

@@ -31,6 +31,8 @@
  * - A directory block the map names is checked before it is read
  *   (e3_block_owned): a name is never written into group metadata, the
  *   journal or a free block through a damaged map (E3_FILE_BLOCKS_BAD).
+ *   Directories whose blocks libext2fs writes get the same check once,
+ *   whole (e3_dc_dir_owned).
  * - A directory that grew behind the cache's back gets its new blocks
  *   read; one that shrank, or was indexed, is dropped. A name removed
  *   from a known block has that block measured again (e3_dc_unlinked);
@@ -74,6 +76,10 @@ struct e3_dcache {
 	struct dc_dir **slot;		/* open addressing by inode number */
 	size_t cap, n;
 	char *buf;			/* one directory block */
+	ext2_ino_t *owned;		/* directories whose whole map was
+					   found their own (e3_dc_dir_owned);
+					   open addressing, 0 = empty */
+	size_t ocap, on;
 };
 
 static uint64_t name_hash(const char *name, size_t len)
@@ -275,6 +281,7 @@ void e3_dc_free(struct e3_image *img)
 		dir_free(c->slot[i]);
 	free(c->slot);
 	free(c->buf);
+	free(c->owned);
 	free(c);
 	img->load->dcache = NULL;
 }
@@ -286,6 +293,72 @@ void e3_dc_forget(struct e3_image *img, ext2_ino_t dir)
 
 	if (p)
 		table_del(c, p);
+}
+
+/* ---- directories whose blocks are their own ------------------------------ */
+
+static size_t owned_find(const struct e3_dcache *c, ext2_ino_t dir)
+{
+	size_t i = (size_t)(dir * 0x9e3779b97f4a7c15ULL >> 20) & (c->ocap - 1);
+
+	while (c->owned[i] && c->owned[i] != dir)
+		i = (i + 1) & (c->ocap - 1);
+	return i;
+}
+
+static errcode_t owned_put(struct e3_dcache *c, ext2_ino_t dir)
+{
+	if ((c->on + 1) * 2 > c->ocap) {
+		ext2_ino_t *old = c->owned;
+		size_t oldcap = c->ocap;
+
+		c->owned = calloc(oldcap ? oldcap * 2 : 64, sizeof(*old));
+		if (!c->owned) {
+			c->owned = old;
+			return ENOMEM;
+		}
+		c->ocap = oldcap ? oldcap * 2 : 64;
+		for (size_t j = 0; j < oldcap; j++)
+			if (old[j])
+				c->owned[owned_find(c, old[j])] = old[j];
+		free(old);
+	}
+	c->owned[owned_find(c, dir)] = dir;
+	c->on++;
+	return 0;
+}
+
+static int owned_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
+		       blk64_t ref, int off, void *priv)
+{
+	(void)cnt; (void)ref; (void)off;
+	if (e3_block_owned(e3_image_of(fs), *blocknr))
+		return 0;
+	*(int *)priv = 1;
+	return BLOCK_ABORT;
+}
+
+errcode_t e3_dc_dir_owned(struct e3_image *img, ext2_ino_t dir)
+{
+	struct e3_load *l = img->load;
+	struct e3_dcache *c;
+	errcode_t err;
+	int bad = 0;
+
+	if (!l)
+		return 0;
+	if (!l->dcache && !(l->dcache = calloc(1, sizeof(*l->dcache))))
+		return ENOMEM;
+	c = l->dcache;
+	if (c->ocap && c->owned[owned_find(c, dir)])
+		return 0;
+	/* indirect blocks are checked before they are read as pointers */
+	err = ext2fs_block_iterate3(img->fs, dir, BLOCK_FLAG_READ_ONLY, NULL,
+				    owned_block, &bad);
+	if (bad || err == EXT2_ET_BAD_IND_BLOCK ||
+	    err == EXT2_ET_BAD_DIND_BLOCK || err == EXT2_ET_BAD_TIND_BLOCK)
+		return E3_FILE_BLOCKS_BAD;
+	return err ? err : owned_put(c, dir);
 }
 
 /* ---- reading a directory block ------------------------------------------ */

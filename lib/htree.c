@@ -614,6 +614,9 @@ static errcode_t rebuild_one(struct e3_image *img, ext2_ino_t ino,
 	if (!LINUX_S_ISDIR(inode.i_mode) ||
 	    (inode.i_flags & EXT4_INLINE_DATA_FL))
 		return 0;
+	err = e3_dc_dir_owned(img, ino);	/* all its blocks are rewritten */
+	if (err)
+		return err;
 	d.keep_size = ino == lost_found;
 	d.hash_alg = fs->super->s_def_hash_version;
 	if (d.hash_alg <= EXT2_HASH_TEA &&

@@ -255,7 +255,8 @@ static errcode_t dir_room(ext2_filsys fs, ext2_ino_t dir)
 static int refused_before_writing(errcode_t err)
 {
 	return err == EXT2_ET_DIR_CORRUPTED || err == EXT2_ET_DIR_CSUM_INVALID ||
-	       err == EXT2_ET_DIR_EXISTS || err == EXT2_ET_NO_DIRECTORY;
+	       err == EXT2_ET_DIR_EXISTS || err == EXT2_ET_NO_DIRECTORY ||
+	       err == E3_FILE_BLOCKS_BAD;
 }
 
 /* Through the directory cache when it covers dir (images opened by this
@@ -269,6 +270,8 @@ static errcode_t link_once(struct e3_image *img, ext2_filsys fs,
 
 	if (img) {
 		err = e3_dc_link(img, dir, name, ino, ft, &handled);
+		if (!err && !handled)
+			err = e3_dc_dir_owned(img, dir);
 		if (err || handled)
 			return err;
 	}

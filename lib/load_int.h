@@ -49,6 +49,11 @@ errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 /* A name was removed from dir (or its blocks rewritten): read it again
  * when next needed. */
 void e3_dc_forget(struct e3_image *img, ext2_ino_t dir);
+/* Every block dir's map names is its own (e3_block_owned), checked once
+ * per directory and image session: else E3_FILE_BLOCKS_BAD. For the
+ * directories whose blocks libext2fs writes (indexed ones, those the
+ * cache leaves to it, htree rebuilds, removals), before it writes. */
+errcode_t e3_dc_dir_owned(struct e3_image *img, ext2_ino_t dir);
 /* name was removed from directory block lblk by e3_dir_unlink_at. */
 void e3_dc_unlinked(struct e3_image *img, ext2_ino_t dir, const char *name,
 		    blk64_t lblk);

@@ -316,3 +316,26 @@ ea_of() { debugfs -R "stat $2" "$1" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*
 	after=$(problems "$img")
 	[ "${after#* }" -le "${before#* }" ]
 }
+
+@test "new names into an indexed directory whose leaves are an inode table block: refused, the table untouched" {
+	local img=$T/dxtab.img itb sum before after
+	cp "$T/base.img" "$img"
+	itb=$(bg_field "$img" 0 'Inode table')
+	debugfs -w -R "sif <1> size 1024" "$img" >/dev/null 2>&1
+	# every leaf of /d (htree: block 0 is the root) is that block, so
+	# the name's leaf is, whatever its hash
+	for i in 1 2 3; do
+		debugfs -w -R "sif /d block[$i] $itb" "$img" >/dev/null 2>&1
+	done
+	sum=$(dd if="$img" bs=1024 skip="$itb" count=1 status=none | md5sum)
+	before=$(problems "$img")
+	run e3cp --quiet "$T/src/new1" "$img:/d"
+	assert_status 2
+	if [ "${#lines[@]}" -ne 1 ] || [[ "${lines[0]}" != "e3cp: $img: "*"file's blocks are damaged"* ]]; then
+		printf 'want one line naming the image and the damage, got:\n%s\n' "$output" >&2
+		return 1
+	fi
+	[ "$(dd if="$img" bs=1024 skip="$itb" count=1 status=none | md5sum)" = "$sum" ]
+	after=$(problems "$img")
+	[ "${after#* }" -le "${before#* }" ]
+}
