@@ -27,55 +27,6 @@
 #include "journal.h"
 #include "load_int.h"
 #include "dirfind.h"
-#include "grow.h"
-
-struct blk_run {
-	blk64_t start, n;
-};
-
-/* What own_blocks gathers: the file's blocks as runs, in map order. */
-struct own_walk {
-	struct e3_image *img;
-	struct blk_run *runs;
-	size_t nruns, cap;
-	int bad;			/* a block not the file's own met */
-	errcode_t err;
-};
-
-/* Called for an indirect block before it is read as pointers, so a bad
- * one stops the walk before its contents are trusted. */
-static int own_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
-		     blk64_t ref, int off, void *priv)
-{
-	struct own_walk *w = priv;
-	struct blk_run *last = w->nruns ? &w->runs[w->nruns - 1] : NULL;
-	blk64_t b = *blocknr;
-
-	(void)fs; (void)cnt; (void)ref; (void)off;
-	if (!e3_block_owned(w->img, b)) {
-		w->bad = 1;
-		return BLOCK_ABORT;
-	}
-	if (last && b == last->start + last->n) {
-		last->n++;
-		return 0;
-	}
-	last = e3_grow(w->runs, w->nruns, &w->cap, sizeof(*w->runs), 16);
-	if (!last) {
-		w->err = ENOMEM;
-		return BLOCK_ABORT;
-	}
-	w->runs = last;
-	w->runs[w->nruns++] = (struct blk_run){ b, 1 };
-	return 0;
-}
-
-static int cmp_run(const void *x, const void *y)
-{
-	const struct blk_run *a = x, *b = y;
-
-	return a->start < b->start ? -1 : a->start > b->start;
-}
 
 /* The EA block has the header ext2fs_adjust_ea_refcount3 wants (else
  * free_inode would fail after punch, half way through the removal). */
@@ -98,45 +49,15 @@ static errcode_t ea_sound(ext2_filsys fs, blk64_t ea, ext2_ino_t ino)
 
 /* The blocks a last unlink would free are all the file's own, each named
  * once (its EA block included: shared with other inodes by its reference
- * count, never with its own map): else E3_FILE_BLOCKS_BAD, and nothing
- * has been changed. */
+ * count, never with its own map), and the EA block is one: else
+ * E3_FILE_BLOCKS_BAD, and nothing has been changed. */
 static errcode_t own_blocks(struct e3_image *img, ext2_ino_t ino,
 			    struct ext2_inode *inode)
 {
-	ext2_filsys fs = img->fs;
-	struct own_walk w = { .img = img };
-	blk64_t ea = ext2fs_file_acl_block(fs, inode);
-	errcode_t err = 0;
+	blk64_t ea = ext2fs_file_acl_block(img->fs, inode);
+	errcode_t err = e3_map_owned(img, ino, inode, ea);
 
-	if (ea) {
-		own_block(fs, &ea, 0, 0, 0, &w);
-		err = w.bad ? E3_FILE_BLOCKS_BAD : w.err;
-		if (!err)
-			err = ea_sound(fs, ea, ino);
-		if (err) {
-			free(w.runs);
-			return err;
-		}
-	}
-	if (ext2fs_inode_has_valid_blocks2(fs, inode))
-		err = ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY,
-					    NULL, own_block, &w);
-	if (!err)
-		err = w.err;
-	if (!err && w.bad)
-		err = E3_FILE_BLOCKS_BAD;
-	if (err == EXT2_ET_BAD_IND_BLOCK || err == EXT2_ET_BAD_DIND_BLOCK ||
-	    err == EXT2_ET_BAD_TIND_BLOCK)
-		err = E3_FILE_BLOCKS_BAD;
-	if (!err && w.nruns > 1) {
-		qsort(w.runs, w.nruns, sizeof(*w.runs), cmp_run);
-		for (size_t i = 1; i < w.nruns; i++)
-			if (w.runs[i].start <
-			    w.runs[i - 1].start + w.runs[i - 1].n)
-				err = E3_FILE_BLOCKS_BAD;
-	}
-	free(w.runs);
-	return err;
+	return !err && ea ? ea_sound(img->fs, ea, ino) : err;
 }
 
 static errcode_t free_inode(struct e3_image *img, ext2_ino_t ino,

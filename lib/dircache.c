@@ -328,22 +328,12 @@ static errcode_t owned_put(struct e3_dcache *c, ext2_ino_t dir)
 	return 0;
 }
 
-static int owned_block(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
-		       blk64_t ref, int off, void *priv)
-{
-	(void)cnt; (void)ref; (void)off;
-	if (e3_block_owned(e3_image_of(fs), *blocknr))
-		return 0;
-	*(int *)priv = 1;
-	return BLOCK_ABORT;
-}
-
 errcode_t e3_dc_dir_owned(struct e3_image *img, ext2_ino_t dir)
 {
 	struct e3_load *l = img->load;
+	struct ext2_inode di;
 	struct e3_dcache *c;
 	errcode_t err;
-	int bad = 0;
 
 	if (!l)
 		return 0;
@@ -352,12 +342,9 @@ errcode_t e3_dc_dir_owned(struct e3_image *img, ext2_ino_t dir)
 	c = l->dcache;
 	if (c->ocap && c->owned[owned_find(c, dir)])
 		return 0;
-	/* indirect blocks are checked before they are read as pointers */
-	err = ext2fs_block_iterate3(img->fs, dir, BLOCK_FLAG_READ_ONLY, NULL,
-				    owned_block, &bad);
-	if (bad || err == EXT2_ET_BAD_IND_BLOCK ||
-	    err == EXT2_ET_BAD_DIND_BLOCK || err == EXT2_ET_BAD_TIND_BLOCK)
-		return E3_FILE_BLOCKS_BAD;
+	err = ext2fs_read_inode(img->fs, dir, &di);
+	if (!err)
+		err = e3_map_owned(img, dir, &di, 0);
 	return err ? err : owned_put(c, dir);
 }
 

@@ -257,12 +257,37 @@ errcode_t e3_dir_find(ext2_filsys fs, ext2_ino_t dir, const char *name,
 	return ext2fs_lookup(fs, dir, name, (int)len, NULL, ino);
 }
 
+/* Directory block lblk of dir (di: its inode, or NULL) into a new buffer
+ * (*buf, the caller frees it) and its address: EXT2_ET_FILE_NOT_FOUND for
+ * a hole. */
+static errcode_t read_lblk(ext2_filsys fs, ext2_ino_t dir,
+			   struct ext2_inode *di, blk64_t lblk, char **buf,
+			   blk64_t *pblk)
+{
+	errcode_t err;
+
+	*buf = NULL;
+	*pblk = 0;
+	err = ext2fs_bmap2(fs, dir, di, NULL, 0, lblk, NULL, pblk);
+	if (err || !*pblk)
+		return err ? err : EXT2_ET_FILE_NOT_FOUND;
+	*buf = malloc(fs->blocksize);
+	if (!*buf)
+		return ENOMEM;
+	err = ext2fs_read_dir_block4(fs, *pblk, *buf, 0, dir);
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
+}
+
 errcode_t e3_dir_find_in(ext2_filsys fs, ext2_ino_t dir, blk64_t lblk,
 			 const char *name, ext2_ino_t *ino)
 {
 	size_t len = strlen(name);
 	struct ext2_inode di;
-	blk64_t pblk = 0;
+	blk64_t pblk;
 	errcode_t err;
 	char *buf;
 	int r;
@@ -274,20 +299,12 @@ errcode_t e3_dir_find_in(ext2_filsys fs, ext2_ino_t dir, blk64_t lblk,
 		return err;
 	if (lblk >= EXT2_I_SIZE(&di) / fs->blocksize)
 		return EXT2_ET_FILE_NOT_FOUND;
-	err = ext2fs_bmap2(fs, dir, &di, NULL, 0, lblk, NULL, &pblk);
-	if (err || !pblk)
-		return err ? err : EXT2_ET_FILE_NOT_FOUND;
-	buf = malloc(fs->blocksize);
-	if (!buf)
-		return ENOMEM;
-	err = ext2fs_read_dir_block4(fs, pblk, buf, 0, dir);
-	if (!err) {
-		r = leaf_find(fs, buf, name, (unsigned)len, ino);
-		err = r > 0 ? 0 : r < 0 ? EXT2_ET_DIR_CORRUPTED :
-				     EXT2_ET_FILE_NOT_FOUND;
-	}
+	err = read_lblk(fs, dir, &di, lblk, &buf, &pblk);
+	if (err)
+		return err;
+	r = leaf_find(fs, buf, name, (unsigned)len, ino);
 	free(buf);
-	return err;
+	return r > 0 ? 0 : r < 0 ? EXT2_ET_DIR_CORRUPTED : EXT2_ET_FILE_NOT_FOUND;
 }
 
 errcode_t e3_dir_unlink_at(ext2_filsys fs, ext2_ino_t dir, blk64_t lblk,
@@ -295,19 +312,11 @@ errcode_t e3_dir_unlink_at(ext2_filsys fs, ext2_ino_t dir, blk64_t lblk,
 {
 	unsigned off = 0, rec, prec, len = (unsigned)strlen(name);
 	struct ext2_dir_entry *prev = NULL;
-	blk64_t pblk = 0;
+	blk64_t pblk;
 	errcode_t err;
 	char *buf;
 
-	err = ext2fs_bmap2(fs, dir, NULL, NULL, 0, lblk, NULL, &pblk);
-	if (err)
-		return err;
-	if (!pblk)
-		return EXT2_ET_FILE_NOT_FOUND;
-	buf = malloc(fs->blocksize);
-	if (!buf)
-		return ENOMEM;
-	err = ext2fs_read_dir_block4(fs, pblk, buf, 0, dir);
+	err = read_lblk(fs, dir, NULL, lblk, &buf, &pblk);
 	while (!err && off + 8 <= fs->blocksize) {
 		struct ext2_dir_entry *de = (void *)(buf + off);
 		unsigned nlen = ext2fs_dirent_name_len(de);

@@ -34,20 +34,6 @@ void e3_fs_lock(struct e3_image *img)
 	pthread_mutex_lock(&img->fs_lock);
 }
 
-int e3_block_owned(struct e3_image *img, blk64_t b)
-{
-	ext2_filsys fs = img->fs;
-
-	if (b < fs->super->s_first_data_block ||
-	    b >= ext2fs_blocks_count(fs->super))
-		return 0;
-	if (img->alloc && e3_alloc_is_meta(img->alloc, b))
-		return 0;
-	if (img->journal && e3_journal_holds(img->journal, b))
-		return 0;
-	return ext2fs_test_block_bitmap2(fs->block_map, b);
-}
-
 void e3_fs_unlock(struct e3_image *img)
 {
 	pthread_mutex_unlock(&img->fs_lock);

@@ -59,12 +59,17 @@ static inline struct e3_image *e3_image_of(ext2_filsys fs)
 void e3_fs_lock(struct e3_image *img);
 void e3_fs_unlock(struct e3_image *img);
 
-/* b may be one of a file's or a directory's blocks: inside the
- * filesystem, not group metadata or the journal's, and marked in use. A
- * block map that names any other is damaged, and writing or freeing
- * through it would hit what the block really holds. Caller holds
+/* blocks_owned.c. b may be one of a file's or a directory's blocks:
+ * inside the filesystem, not group metadata or the journal's, and marked
+ * in use. A block map that names any other is damaged, and writing or
+ * freeing through it would hit what the block really holds. Caller holds
  * fs_lock. */
 int e3_block_owned(struct e3_image *img, blk64_t b);
+/* Every block inode ino's map names (indirect ones included, checked
+ * before they are read), and extra when not 0 (its EA block), is its own
+ * and named once: else E3_FILE_BLOCKS_BAD. Caller holds fs_lock. */
+errcode_t e3_map_owned(struct e3_image *img, ext2_ino_t ino,
+		       struct ext2_inode *inode, blk64_t extra);
 
 /* Before the first change to an image without a journal: VALID_FS off on
  * disk (see unclean_on_disk). Takes fs_lock; a no-op after the first. */
