@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/copyin.sh [--quick] [--runs N] [--only disk|shm] [--corpus NAME]
-#                  [--tools "TOOL..."]
+#                  [--tools "TOOL..."] [--throttle MB/s]
 # Copy-in, side by side in one run: e3cp -j1, e3cp -j2, e3cp -j2 with
 # SOURCE_DATE_EPOCH (reproducible: e3mkfs and e3cp), e3mkfs -d,
 # mke2fs -t ext3 -d, genext2fs + tune2fs -j, and (root) cp -a onto a loop
@@ -18,10 +18,15 @@
 # "copy floor", bench/copyfloor -j2, which walks the tree and copies every
 # file's blocks into one file with e3cp's write-behind, and nothing else
 # (no metadata, allocator or journal).
+#
+# --throttle N (root, cgroup v1 blkio) caps writes to the disk under /tmp
+# at N MB/s for the whole run, writeback included, and lifts the cap on
+# exit: the disk-bound machine the targets were set on, where the bytes
+# each tool writes decide its time, rather than its CPU.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$top/misc:/sbin:/usr/sbin:$PATH"
-quick="" runs=3 only="" corpora="real small big" pick=""
+quick="" runs=3 only="" corpora="real small big" pick="" throttle=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=--quick; runs=1 ;;
@@ -29,10 +34,41 @@ while [ $# -gt 0 ]; do
 	--only) only=$2; shift ;;
 	--corpus) corpora=$2; shift ;;
 	--tools) pick=$2; shift ;;
-	*) echo "usage: $0 [--quick] [--runs N] [--only disk|shm] [--corpus real|small|big] [--tools \"data-bound copy-floor e3cp-j1 e3cp-j2 e3cp-j2-repro e3mkfs-d mke2fs-d genext2fs cp-a\"]" >&2; exit 2 ;;
+	--throttle) throttle=$2; shift ;;
+	*) echo "usage: $0 [--quick] [--runs N] [--only disk|shm] [--corpus real|small|big] [--tools \"data-bound copy-floor e3cp-j1 e3cp-j2 e3cp-j2-repro e3mkfs-d mke2fs-d genext2fs cp-a\"] [--throttle MB/s]" >&2; exit 2 ;;
 	esac
 	shift
 done
+# The whole disk holding directory $1 as MAJ:MIN (blk-throttle takes
+# disks, not partitions).
+disk_of() {
+	local dev
+	dev=$(df --output=source "$1" 2>/dev/null | tail -1)
+	dev=${dev#/dev/}
+	[ -e "/sys/class/block/$dev/partition" ] &&
+		dev=$(basename "$(readlink -f "/sys/class/block/$dev/..")")
+	cat "/sys/class/block/$dev/dev" 2>/dev/null
+}
+
+uncap() { :; }
+# an interrupted run leaves no images behind, nor the cap
+trap 'uncap; rm -rf /tmp/e3bench-img /dev/shm/e3bench' EXIT
+trap 'exit 130' INT TERM
+if [ -n "$throttle" ]; then
+	knob=/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
+	tdev=$(disk_of /tmp)
+	if ! [[ $throttle =~ ^[1-9][0-9]*$ ]] || [ -z "$tdev" ] || [ ! -w "$knob" ]; then
+		echo "$0: --throttle $throttle: needs a whole number of MB/s, root and cgroup v1 blkio ($knob)" >&2
+		exit 2
+	fi
+	prev=$(awk -v d="$tdev" '$1 == d {print $2}' "$knob")
+	# a SIGKILL leaves the cap: echo "$tdev 0" > $knob lifts it
+	uncap() { echo "$tdev ${prev:-0}" > "$knob"; }
+	echo "$tdev $((throttle * 1000000))" > "$knob" || exit 2
+	only=disk
+	echo "writes to $tdev capped at $throttle MB/s" >&2
+fi
+
 corpus=/tmp/e3bench-corpus${quick:+-quick}
 bash "$top/bench/mkcorpus.sh" "$corpus" $quick >&2 || exit 2
 

@@ -812,9 +812,6 @@ errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
 	return err;
 }
 
-/* The directory's entries, sorted: the measure pass's listing when it
- * kept one for the directory open at dirfd (the one opened now, not one
- * that was at this path then), else read now. */
 /* Ordered mode: the subdirectories of a listed directory are made first,
  * one after the other. Every mkdir there waits until the files in flight
  * are closed (ordered_mkdir: the directory's blocks must be placed the
@@ -884,6 +881,9 @@ static errcode_t walk_dir(struct walk *w, struct cp_dir *dir, ext2_ino_t dino,
 	struct stat now;
 	char *sub;
 
+	/* the measure pass's sorted listing when it kept one for the
+	 * directory open at dirfd (the one opened now, not one that was at
+	 * this path then), else read now */
 	if (w->c->listings && fstat(dirfd, &now) == 0)
 		l = cp_listings_take(w->c->listings, now.st_dev, now.st_ino);
 	if (!l && (err = cp_listing_read(dirfd, &l))) {
