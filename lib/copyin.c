@@ -464,8 +464,13 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			*free_now = free_blocks;
 		return E3_NO_SPACE_KNOWN;
 	}
-	if (total.inodes > free_inodes)
-		return E3_NO_INODES;
+	if (total.inodes > free_inodes) {
+		if (need_more)
+			*need_more = total.inodes - free_inodes;
+		if (free_now)
+			*free_now = free_inodes;
+		return E3_NO_INODES_KNOWN;
+	}
 	return 0;
 }
 

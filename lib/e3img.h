@@ -228,8 +228,10 @@ errcode_t e3_copyin_auto_size(const char *const *srcs, size_t nsrcs,
  * everything was copied (stats->skipped may still be nonzero: those were
  * reported through the callback), else the error that stopped it; the
  * image is left consistent either way once e3_image_close runs. When
- * opts->check_space refuses, *need_more and *free_now (if not NULL) say
- * by how much. */
+ * opts->check_space refuses (E3_NO_SPACE_KNOWN: blocks;
+ * E3_NO_INODES_KNOWN: inodes), *need_more and *free_now (if not NULL) say
+ * by how much, nothing has been written, and the caller should
+ * e3_image_abort to leave the image untouched. */
 errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 			size_t nsrcs, const struct e3_copyin_opts *opts,
 			struct e3_copyin_stats *stats, uint64_t *need_more,

@@ -295,11 +295,13 @@ static int run(struct cp_args *a)
 			    &free_now);
 	if (a->bar_shown)
 		fputc('\n', stderr);
-	if (err == E3_NO_SPACE_KNOWN) {
+	if (err == E3_NO_SPACE_KNOWN || err == E3_NO_INODES_KNOWN) {
 		/* refused before anything was written: leave it untouched */
 		e3_image_abort(img);
 		tool_error(a->image, 0, "image full: need %" PRIu64
-			   " more blocks (%" PRIu64 " free)", more, free_now);
+			   " more %s (%" PRIu64 " free)", more,
+			   err == E3_NO_SPACE_KNOWN ? "blocks" : "inodes",
+			   free_now);
 		return 2;
 	}
 	err2 = e3_image_close(img);

@@ -470,12 +470,14 @@ static int fill(struct mkfs_opts *o)
 	co.event_ctx = &fatal_path;
 	err = e3_copyin_run(img, o->srcs, o->nsrcs, &co, &st, &more,
 			    &free_now);
-	if (err == E3_NO_SPACE_KNOWN) {
+	if (err == E3_NO_SPACE_KNOWN || err == E3_NO_INODES_KNOWN) {
 		/* nothing copied: the image stays as formatted, empty */
 		e3_image_abort(img);
 		tool_error(o->image, 0, "image full: the input needs %" PRIu64
-			   " more blocks (%" PRIu64 " free); SIZE auto fits "
-			   "it", more, free_now);
+			   " more %s (%" PRIu64 " free); %s fits it", more,
+			   err == E3_NO_SPACE_KNOWN ? "blocks" : "inodes",
+			   free_now, err == E3_NO_SPACE_KNOWN ? "SIZE auto" :
+			   "a larger -N or SIZE auto");
 		return 1;
 	}
 	err2 = e3_image_close(img);

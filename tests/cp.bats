@@ -404,6 +404,22 @@ PY
 	assert_fsck_clean "$T/f.img"
 }
 
+@test "too few inodes: known before writing for a tree, counted, the image untouched (e3cp and e3mkfs -d)" {
+	rm -rf "$T/ni"; mkdir -p "$T/ni/many"
+	(cd "$T/ni/many" && seq 300 | xargs touch)
+	mke2fs -q -F -t ext3 -b 1024 -N 64 "$T/ni/n.img" 8M
+	cp "$T/ni/n.img" "$T/ni/n0.img"
+	run e3cp "$T/ni/many" "$T/ni/n.img"
+	assert_status 2
+	assert_output_has "e3cp: $T/ni/n.img: image full: need 247 more inodes (53 free)"
+	cmp "$T/ni/n.img" "$T/ni/n0.img"
+	run e3mkfs -q -N 64 -d "$T/ni/many" "$T/ni/m.img" 8M
+	assert_status 1
+	assert_output_has "image full: the input needs 247 more inodes (53 free)"
+	assert_fsck_clean "$T/ni/m.img"
+	rm -rf "$T/ni"
+}
+
 @test "an image marked with errors or not clean is refused, untouched, until e3fsck checks it; --force writes anyway" {
 	local state before
 	mkdir -p "$T/c"; printf x > "$T/c/x"
