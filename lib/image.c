@@ -18,6 +18,7 @@
 #include "journal.h"
 #include "load.h"
 #include "image_sane.h"
+#include "fixed_clock.h"
 
 /* The feature bits ext3 may carry; anything else is refused by writers. */
 #define E3_COMPAT_OK (EXT2_FEATURE_COMPAT_DIR_PREALLOC | \
@@ -138,8 +139,9 @@ static errcode_t check_layout(const struct e3_image *img)
 	return ext2fs_check_desc(fs);
 }
 
-/* SOURCE_DATE_EPOCH makes every timestamp libext2fs writes reproducible. */
-static void apply_source_date_epoch(ext2_filsys fs)
+/* SOURCE_DATE_EPOCH makes every timestamp libext2fs writes reproducible
+ * (0 with fixed_clock.c's help). */
+static void apply_source_date_epoch(struct e3_image *img, ext2_filsys fs)
 {
 	const char *s = getenv("SOURCE_DATE_EPOCH");
 	char *end;
@@ -149,8 +151,10 @@ static void apply_source_date_epoch(ext2_filsys fs)
 		return;
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (errno == 0 && *end == '\0' && v >= 0)
+	if (errno == 0 && *end == '\0' && v >= 0) {
 		fs->now = (time_t)v;
+		img->clock = v;
+	}
 }
 
 static errcode_t open_fs(struct e3_image *img, int rw, ext2_filsys *ret)
@@ -164,7 +168,7 @@ static errcode_t open_fs(struct e3_image *img, int rw, ext2_filsys *ret)
 		return E3_NOT_EXT3;
 	if (err)
 		return err;
-	apply_source_date_epoch(*ret);
+	apply_source_date_epoch(img, *ret);
 	return 0;
 }
 
@@ -293,6 +297,7 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 	if (!img)
 		return ENOMEM;
 	img->fd = -1;
+	img->clock = -1;
 	if (opts)
 		img->opts = *opts;
 	img->flags = img->opts.flags;
@@ -401,8 +406,16 @@ errcode_t e3_image_close(e3_image_t *img)
 	 * without a journal only ext2fs_close2 writes the bitmaps and counts
 	 * that match the inodes and entries already on disk. */
 	if (img->fs) {
+		struct e3_sb_copies sbc = { 0 };
+
+		/* libext2fs' last flush stamps the real time for clock 0 */
+		if (!lost && !err && img->clock == 0)
+			err = e3_sb_copies_get(img->fs, &sbc);
 		err2 = lost ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);
 		img->fs = NULL;
+		if (!err2 && sbc.off)
+			err2 = e3_sb_copies_zero_wtime(img->fd, &sbc);
+		e3_sb_copies_free(&sbc);
 		if (!err)
 			err = err2;
 	}

@@ -34,6 +34,9 @@ struct e3_image {
 	struct e3_open_opts opts;
 	struct e3_open_report report;
 
+	/* SOURCE_DATE_EPOCH: the clock every time the image gets is fixed
+	 * at (fs->now too, but 0 there means the real clock); -1: none */
+	int64_t clock;
 	pthread_mutex_t fs_lock;
 	ext2_filsys fs;			/* [fs_lock]; fs->priv_data == this */
 	struct e3_alloc *alloc;		/* own locks; NULL when read-only */

@@ -205,9 +205,10 @@ static void build_txn(struct e3_journal *j, const struct txn_shape *s,
 	c.c_header.h_magic = jbd2_be32(JBD2_MAGIC);
 	c.c_header.h_blocktype = jbd2_be32(JBD2_COMMIT_BLOCK);
 	c.c_header.h_sequence = jbd2_be32(j->tid);
-	/* SOURCE_DATE_EPOCH (fs->now) keeps the log bytes reproducible */
-	if (j->fs->now) {
-		ts.tv_sec = j->fs->now;
+	/* SOURCE_DATE_EPOCH keeps the log bytes reproducible (the image's
+	 * clock: fs->now cannot say 0) */
+	if (j->img ? j->img->clock >= 0 : j->fs->now != 0) {
+		ts.tv_sec = j->img ? (time_t)j->img->clock : j->fs->now;
 		ts.tv_nsec = 0;
 	} else
 		clock_gettime(CLOCK_REALTIME, &ts);

@@ -14,6 +14,7 @@
 #include <uuid/uuid.h>
 
 #include "e3img.h"
+#include "fixed_clock.h"
 #include "mkfs_target.h"
 #include "mkfs_zeroio.h"
 #include "mkjournal.h"
@@ -280,6 +281,8 @@ static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
 		err = make_special_inodes(fs, p);
 	if (!err)
 		err = make_journal(fs, g, t);
+	if (!err && p->have_epoch && p->epoch == 0)
+		err = e3_zero_special_inode_times(fs);
 	if (err)
 		return err;
 	overhead += g->journal_blocks + fs->super->s_first_data_block;
@@ -293,6 +296,7 @@ static errcode_t write_fs(const char *path, const struct e3_mkfs_params *p,
 			  const struct e3_mkfs_target *t, ext2_filsys *ret_fs)
 {
 	struct ext2_super_block param = g->param;
+	struct e3_sb_copies sbc = { 0 };
 	ext2_filsys fs;
 	errcode_t err;
 
@@ -301,21 +305,35 @@ static errcode_t write_fs(const char *path, const struct e3_mkfs_params *p,
 	if (err)
 		return err;
 	err = build(fs, p, g, t);
+	/* the flush stamps the real time for epoch 0: taken out after it */
+	if (!err && p->have_epoch && p->epoch == 0)
+		err = e3_sb_copies_get(fs, &sbc);
 	if (err) {
 		ext2fs_free(fs);
 		return err;
 	}
-	if (!ret_fs)
-		return ext2fs_close_free(&fs);
-	/* The caller may write behind libext2fs' back from here on. */
-	err = ext2fs_flush(fs);
-	e3_zeroio_disarm(fs);
-	if (err) {
-		ext2fs_free(fs);
-		return err;
+	if (!ret_fs) {
+		err = ext2fs_close_free(&fs);
+	} else {
+		/* The caller may write behind libext2fs' back from here on. */
+		err = ext2fs_flush(fs);
+		e3_zeroio_disarm(fs);
+		if (err)
+			ext2fs_free(fs);
+		else
+			*ret_fs = fs;
 	}
-	*ret_fs = fs;
-	return 0;
+	if (!err && sbc.off) {
+		err = e3_sb_copies_zero_wtime(t->lock_fd, &sbc);
+		if (!err && fsync(t->lock_fd) < 0)
+			err = errno;
+		if (err && ret_fs) {
+			ext2fs_free(*ret_fs);
+			*ret_fs = NULL;
+		}
+	}
+	e3_sb_copies_free(&sbc);
+	return err;
 }
 
 errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
