@@ -560,12 +560,20 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 			struct e3_copyin_stats *st, uint64_t *need_more,
 			uint64_t *free_now)
 {
+	struct cp_devtab devtab = { 0 };
 	struct cp_ctx c;
 	errcode_t err, err2;
 
 	err = setup(&c, img, o, st);
 	if (err)
 		goto out;
+	if (o->devtab) {
+		err = cp_devtab_load(o->devtab, &devtab, &st->devtab_line);
+		if (err) {
+			st->devtab_failed = 1;
+			goto out;
+		}
+	}
 	if (o->check_space) {
 		err = check_space(&c, srcs, nsrcs, need_more, free_now);
 		if (err)
@@ -584,12 +592,13 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 	if (!err)
 		err = err2;
 	if (!err && o->devtab)
-		err = cp_devtab_apply(&c, o->devtab);
+		err = cp_devtab_apply(&c, &devtab);
 	if (!err)
 		err = finish(&c);
 	if (o->event)
 		o->event(o->event_ctx, E3_CP_PROGRESS, NULL, 0, st);
 out:
 	teardown(&c);
+	cp_devtab_free(&devtab);
 	return err;
 }

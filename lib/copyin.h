@@ -196,7 +196,17 @@ errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep);
 /* The walkers. src NULL for the archive walker: stdin. */
 errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest);
 errcode_t cp_archive_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest);
-errcode_t cp_devtab_apply(struct cp_ctx *c, const char *file);
+
+/* A device table is read whole before anything is written, so that a
+ * bad line stops the copy before it starts; applied after the sources. */
+struct cp_devtab {
+	struct cp_devtab_entry *e;	/* e[i].path allocated */
+	size_t n;
+};
+errcode_t cp_devtab_load(const char *file, struct cp_devtab *t,
+			 unsigned *line);
+errcode_t cp_devtab_apply(struct cp_ctx *c, const struct cp_devtab *t);
+void cp_devtab_free(struct cp_devtab *t);
 
 /* Device table lines (genext2fs format), parsed. */
 struct cp_devtab_entry {

@@ -178,6 +178,9 @@ struct e3_copyin_stats {
 	uint64_t errors;	/* entries that failed (e.g. name exists) */
 	unsigned devtab_line;	/* device table lines read (the bad one
 				   on E3_DEVTAB_SYNTAX) */
+	int devtab_failed;	/* the error is the device table's: it
+				   cannot be read, or line devtab_line is
+				   bad; found before anything is written */
 };
 
 struct e3_copyin_opts {

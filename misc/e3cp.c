@@ -295,6 +295,18 @@ static int run(struct cp_args *a)
 			    &free_now);
 	if (a->bar_shown)
 		fputc('\n', stderr);
+	if (st.devtab_failed) {
+		/* read before anything was written: leave it untouched */
+		e3_image_abort(img);
+		if (err == E3_DEVTAB_SYNTAX)
+			tool_error(a->o.devtab, 0, "line %u: bad device table "
+				   "line (path type mode uid gid major minor "
+				   "start inc count; major <= 4095, minor <= "
+				   "1048575)", st.devtab_line);
+		else
+			tool_error(a->o.devtab, err, NULL);
+		return 2;
+	}
 	if (err == E3_NO_SPACE_KNOWN || err == E3_NO_INODES_KNOWN) {
 		/* refused before anything was written: leave it untouched */
 		e3_image_abort(img);
@@ -305,12 +317,6 @@ static int run(struct cp_args *a)
 		return 2;
 	}
 	err2 = e3_image_close(img);
-	if (err == E3_DEVTAB_SYNTAX) {
-		tool_error(a->o.devtab, 0, "line %u: bad device table line "
-			   "(path type mode uid gid major minor start inc count)",
-			   st.devtab_line);
-		return 2;
-	}
 	if (err && a->fatal_path) {
 		tool_error(a->image, err, "copying %s", a->fatal_path);
 		return 2;
