@@ -698,6 +698,19 @@ DT
 	assert_fsck_clean "$T/v.img"
 }
 
+@test "e3mkfs -d ARCHIVE auto: refused with the reason (archives are read once), no image made" {
+	rm -rf "$T/aa"; mkdir -p "$T/aa/t"; echo x > "$T/aa/t/f"
+	tar -C "$T/aa/t" -cf "$T/aa/t.tar" .
+	run e3mkfs -q -d "$T/aa/t.tar" "$T/aa/x.img" auto
+	assert_status 1
+	assert_output_has "SIZE auto measures directories and files, not archives or stdin: give a SIZE"
+	[ ! -e "$T/aa/x.img" ]
+	run e3mkfs -q -d "$T/aa/t.tar" "$T/aa/x.img" 16M
+	assert_status 0
+	assert_fsck_clean "$T/aa/x.img"
+	rm -rf "$T/aa"
+}
+
 @test "e3mkfs -d with a SIZE too small: refused before copying, saying how many blocks; the image is empty and clean" {
 	rm -rf "$T/sm"; mkdir -p "$T/sm/t"
 	for k in $(seq 1 12); do head -c 1048576 /dev/urandom > "$T/sm/t/f$k"; done
