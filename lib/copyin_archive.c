@@ -8,7 +8,10 @@
  *
  * Safety: every path is cleaned (cp_path_clean); absolute paths and ".."
  * are refused, and resolution inside the image refuses to pass through a
- * symlink, so nothing lands outside the destination directory.
+ * symlink, so nothing lands outside the destination directory. A hard
+ * link's target is held to the same rules and is only looked up, never
+ * made; a refused or missing target skips the entry as a refused name
+ * does. An archive that yields no entry at all is the source's error.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -145,17 +148,41 @@ static void entry_attr(struct archive_entry *e, struct e3_attr *a)
 	}
 }
 
-/* Looks a cleaned relative path up under dest without following
- * symlinks on the way. */
-static errcode_t lookup_rel(struct cp_ctx *c, const char *rel, ext2_ino_t *ino)
+/* A hard link entry's target (a cleaned relative path) under dest. Only
+ * looked up: going through cp_resolve_parent would make the missing
+ * directories of a target that is not there (and a later entry of that
+ * name would find a directory in its way). A missing component, or one
+ * that is not a directory, means the target is not in the image; a
+ * symlink on the way is refused as it is for entry names. */
+static errcode_t find_target(struct cp_ctx *c, char *rel, ext2_ino_t *ino)
 {
-	ext2_ino_t parent;
-	const char *leaf;
+	ext2_ino_t cur = c->dest;
+	char *p = rel, *next;
+	uint16_t mode;
 	errcode_t err;
 
-	err = cp_resolve_parent(c, rel, &parent, &leaf);
+	if (rel[0] == '\0')
+		return E3_IS_DIR;	/* "." : the destination itself */
+	for (;;) {
+		next = strchr(p, '/');
+		if (next)
+			*next = '\0';
+		err = e3_lookup(c->img, cur, p, &cur);
+		if (err || !next)
+			break;
+		err = cp_ino_mode(c, cur, &mode);
+		if (err)
+			return err;
+		if (LINUX_S_ISLNK(mode))
+			return E3_SYMLINK_IN_PATH;
+		if (!LINUX_S_ISDIR(mode))
+			return E3_LINK_TARGET_MISSING;
+		p = next + 1;
+	}
+	if (cp_is_missing(err))
+		return E3_LINK_TARGET_MISSING;
 	if (!err)
-		err = e3_lookup(c->img, parent, leaf, ino);
+		*ino = cur;
 	return err;
 }
 
@@ -179,12 +206,9 @@ static errcode_t make_link(struct cp_ctx *c, const char *hl, const char *rel,
 		return ENOMEM;
 	err = cp_path_clean(hrel);
 	if (!err)
-		err = lookup_rel(c, hrel, &to);
+		err = find_target(c, hrel, &to);
 	free(hrel);
-	/* e.g. a tar made with --exclude: this entry fails, not the copy */
-	if (cp_is_missing(err))
-		return E3_LINK_TARGET_MISSING;
-	/* the lookup may have moved the parent cache: resolve again */
+	/* the target is there: now the link's own name may make its parents */
 	if (!err)
 		err = cp_resolve_parent(c, rel, &parent, &leaf);
 	if (err)
@@ -319,6 +343,11 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 	struct e3_attr a;
 	errcode_t err;
 
+	/* a link entry is skipped when its target is not there: before
+	 * anything, its own parents included, is made for it */
+	hl = archive_entry_hardlink(e);
+	if (hl && archive_entry_filetype(e) != AE_IFDIR)
+		return make_link(c, hl, rel, path);
 	err = cp_resolve_parent(c, rel, &parent, &leaf);
 	if (err)
 		return err;
@@ -339,9 +368,6 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 			cp_count_file(c, 0, path);
 		return err;
 	}
-	hl = archive_entry_hardlink(e);
-	if (hl)
-		return make_link(c, hl, rel, path);
 	err = cp_prepare_name(c, parent, leaf, path);
 	if (err)
 		return err;
@@ -367,12 +393,38 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 	return err;
 }
 
-static struct archive *open_archive(const char *src)
+/* libarchive's errno for "not this format", as its archive_platform.h
+ * picks it (the public header only names it). */
+#ifdef EFTYPE
+#define ARC_ERRNO_FORMAT EFTYPE
+#else
+#define ARC_ERRNO_FORMAT EILSEQ
+#endif
+
+/* Why an archive gave not one entry, in our words: the system's errno
+ * when reading the source failed (a file gone, stdin a directory); when
+ * no reader took it (opened is 0), not an archive; else damaged or cut.
+ * EINVAL is libarchive's own misuse code, not the source's. */
+static errcode_t source_error(struct archive *ar, int opened)
+{
+	int e = archive_errno(ar);
+
+	if (!opened && e == ARC_ERRNO_FORMAT)
+		return E3_SOURCE_TYPE;
+	if (e > 0 && e != ARC_ERRNO_FORMAT && e != EINVAL)
+		return e;
+	return E3_ARCHIVE_BAD;
+}
+
+/* src NULL: stdin. On failure *ret is NULL and the error says why. */
+static errcode_t open_archive(const char *src, struct archive **ret)
 {
 	struct archive *ar = archive_read_new();
+	errcode_t err;
 
+	*ret = NULL;
 	if (!ar)
-		return NULL;
+		return ENOMEM;
 	archive_read_support_filter_all(ar);
 	/* not format_all: its mtree reader takes any text file for an
 	 * archive, and a plain file must stay a plain file */
@@ -383,23 +435,67 @@ static struct archive *open_archive(const char *src)
 	archive_read_support_format_iso9660(ar);
 	archive_read_support_format_xar(ar);
 	if (archive_read_open_filename(ar, src, 1 << 16) != ARCHIVE_OK) {
+		err = source_error(ar, 0);
 		archive_read_free(ar);
-		return NULL;
+		return err;
 	}
-	return ar;
+	*ret = ar;
+	return 0;
 }
 
 int cp_is_archive(const char *path)
 {
 	struct archive_entry *e;
-	struct archive *ar = open_archive(path);
+	struct archive *ar;
 	int r;
 
-	if (!ar)
+	if (open_archive(path, &ar))
 		return 0;
 	r = archive_read_next_header(ar, &e);
 	archive_read_free(ar);
 	return r == ARCHIVE_OK || r == ARCHIVE_WARN || r == ARCHIVE_EOF;
+}
+
+/* Whether this run has made nothing in the image so far. A file handed
+ * to a worker is counted only when it is closed, so all are closed
+ * first; then the counters and the deferred directory list (every
+ * directory made or given attributes, the destination's parents
+ * included) tell it all. */
+static errcode_t made_nothing(struct cp_ctx *c, int *nothing)
+{
+	errcode_t err;
+	const struct e3_copyin_stats *st = c->st;
+
+	*nothing = 0;
+	err = c->ordered ? cp_close_oldest(c, 0) : cp_flush_batch(c);
+	if (!err && c->wq)
+		err = e3_workq_wait(c->wq);
+	if (err)
+		return err;
+	pthread_mutex_lock(&c->stat_lock);
+	*nothing = !st->files && !st->skipped && !st->errors && !st->bytes &&
+		   c->ndirs == 0;
+	pthread_mutex_unlock(&c->stat_lock);
+	return 0;
+}
+
+/* An archive that gave not one entry (stdin empty or not an archive, a
+ * stream cut before its first header) is the source's error, told with
+ * the source's name; returned, the tool would name the image. When the
+ * run has made nothing yet, E3_SOURCE_TYPE stops it, and the tool leaves
+ * the image untouched (closing it would still write: the journal's
+ * sequence moves on); otherwise the next source goes on, as after an
+ * archive cut later. */
+static errcode_t source_failed(struct cp_ctx *c, const char *src,
+			       errcode_t why)
+{
+	int nothing;
+	errcode_t err = made_nothing(c, &nothing);
+
+	if (err)
+		return err;
+	cp_error(c, src ? src : "-", why);
+	return nothing ? E3_SOURCE_TYPE : 0;
 }
 
 /* One archive entry: refused paths are skipped with a message; entry
@@ -442,7 +538,12 @@ static errcode_t copy_one(struct arc *s, struct archive_entry *e)
 			return err;
 		}
 		err = make_entry(s, e, rel, name);
-		if (err == E3_SYMLINK_IN_PATH) {
+		/* refused paths, the entry's or its link target's, and a link
+		 * whose target the archive left out (tar --exclude): what the
+		 * archive asks for cannot be made, nothing is wrong with the
+		 * image, and one exit status says so for all of them */
+		if (err == E3_SYMLINK_IN_PATH || err == E3_PATH_ESCAPES ||
+		    err == E3_LINK_TARGET_MISSING) {
 			cp_skip(s->c, name, err);
 			err = 0;
 		} else {
@@ -463,9 +564,11 @@ errcode_t cp_archive_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 	int r, headers = 0;
 
 	(void)dest;
-	s.ar = open_archive(src);
-	if (!s.ar)
-		return src ? E3_SOURCE_TYPE : EIO;
+	err = open_archive(src, &s.ar);
+	if (err == ENOMEM)
+		return err;
+	if (err)
+		return source_failed(c, src, err);
 	while (!err) {
 		r = archive_read_next_header(s.ar, &e);
 		if (r == ARCHIVE_EOF)
@@ -479,8 +582,7 @@ errcode_t cp_archive_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 			break;
 		}
 		if (r == ARCHIVE_FATAL) {
-			err = archive_errno(s.ar) > 0 ? archive_errno(s.ar)
-						      : E3_SOURCE_TYPE;
+			err = source_failed(c, src, source_error(s.ar, 1));
 			break;
 		}
 		headers++;

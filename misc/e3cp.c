@@ -316,6 +316,12 @@ static int run(struct cp_args *a)
 			   free_now);
 		return 2;
 	}
+	if (err == E3_SOURCE_TYPE) {
+		/* an archive that gave no entry, before anything was
+		 * written: told already, naming it; leave the image as it was */
+		e3_image_abort(img);
+		return 2;
+	}
 	err2 = e3_image_close(img);
 	if (err && a->fatal_path) {
 		tool_error(a->image, err, "copying %s", a->fatal_path);
