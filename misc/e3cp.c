@@ -281,6 +281,8 @@ static int run(struct cp_args *a)
 	e3_image_t *img;
 	errcode_t err, err2;
 
+	if (tool_check_sources(a->srcs, a->nsrcs))
+		return 2;
 	err = e3_image_open(a->image, &a->open, &img);
 	if (err) {
 		tool_error(a->image, err, NULL);

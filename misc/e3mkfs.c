@@ -563,6 +563,8 @@ int main(int argc, char **argv)
 		       ver, date);
 		return 0;
 	}
+	if (tool_check_sources(o.srcs, o.nsrcs))
+		return 1;
 	rc = plan(&o, &g);
 	if (rc)
 		return rc;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 
 #include "util.h"
 
@@ -98,4 +99,17 @@ errcode_t parse_size(const char *s, uint64_t *bytes)
 		return E3_BAD_SIZE;
 	*bytes = (uint64_t)x << shift;
 	return 0;
+}
+
+int tool_check_sources(const char *const *srcs, size_t n)
+{
+	struct stat st;
+	int bad = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(srcs[i], "-") != 0 && stat(srcs[i], &st) < 0) {
+			tool_error(srcs[i], (errcode_t)errno, NULL);
+			bad = 1;
+		}
+	return bad;
 }

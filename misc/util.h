@@ -18,6 +18,10 @@ void tool_error(const char *subject, errcode_t err, const char *fmt, ...)
 /* "prog: message" for usage errors. */
 void tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Says which of the sources ("-" is stdin) cannot be found or reached,
+ * naming it; 0 when all can. Checked before the image is touched. */
+int tool_check_sources(const char *const *srcs, size_t n);
+
 /* Parses "123", "64K", "8M", "1G", "2T" (powers of 1024) into bytes.
  * Returns 0 or E3_BAD_SIZE. */
 errcode_t parse_size(const char *s, uint64_t *bytes);

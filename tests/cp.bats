@@ -698,6 +698,21 @@ DT
 	assert_fsck_clean "$T/v.img"
 }
 
+@test "a missing source is named before the image is touched (e3cp), before it is made (e3mkfs -d)" {
+	rm -rf "$T/ms"; mkdir -p "$T/ms/t"; echo x > "$T/ms/t/f"
+	newimg "$T/ms/i.img"
+	cp "$T/ms/i.img" "$T/ms/i0.img"
+	run e3cp "$T/ms/t" "$T/ms/nope" "$T/ms/i.img"
+	assert_status 2
+	assert_output_has "e3cp: $T/ms/nope: No such file or directory"
+	cmp "$T/ms/i.img" "$T/ms/i0.img"
+	run e3mkfs -q -d "$T/ms/nope" "$T/ms/m.img" 16M
+	assert_status 1
+	assert_output_has "e3mkfs: $T/ms/nope: No such file or directory"
+	[ ! -e "$T/ms/m.img" ]
+	rm -rf "$T/ms"
+}
+
 @test "e3mkfs -d ARCHIVE auto: refused with the reason (archives are read once), no image made" {
 	rm -rf "$T/aa"; mkdir -p "$T/aa/t"; echo x > "$T/aa/t/f"
 	tar -C "$T/aa/t" -cf "$T/aa/t.tar" .
