@@ -127,6 +127,16 @@ void cp_map_attr(struct cp_ctx *c, struct e3_attr *a)
 	}
 }
 
+void cp_now(const struct cp_ctx *c, struct timespec *ts)
+{
+	int64_t fixed = c->epoch >= 0 ? c->epoch : c->img->clock;
+
+	if (fixed >= 0)
+		*ts = (struct timespec){ .tv_sec = (time_t)fixed };
+	else
+		clock_gettime(CLOCK_REALTIME, ts);
+}
+
 /* Attributes of a directory the input implies but does not describe. */
 static void default_dir_attr(struct cp_ctx *c, struct e3_attr *a)
 {
@@ -134,10 +144,7 @@ static void default_dir_attr(struct cp_ctx *c, struct e3_attr *a)
 
 	memset(a, 0, sizeof(*a));
 	a->mode = S_IFDIR | 0755;
-	if (c->epoch >= 0)
-		now = (struct timespec){ .tv_sec = (time_t)c->epoch };
-	else
-		clock_gettime(CLOCK_REALTIME, &now);
+	cp_now(c, &now);
 	a->atime = a->mtime = a->ctime = now;
 	cp_map_attr(c, a);
 }

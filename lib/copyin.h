@@ -193,6 +193,11 @@ errcode_t cp_flush_batch(struct cp_ctx *c);
 /* Ordered mode: closes the oldest open files until at most keep remain. */
 errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep);
 
+/* The time given to what the input makes but does not date (implied
+ * directories, device table entries): SOURCE_DATE_EPOCH, else the image's
+ * fixed clock (--reproducible alone: 0), else now. */
+void cp_now(const struct cp_ctx *c, struct timespec *ts);
+
 /* The walkers. src NULL for the archive walker: stdin. */
 errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest);
 errcode_t cp_archive_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest);

@@ -76,10 +76,7 @@ static errcode_t apply_one(struct cp_ctx *c, const struct cp_devtab_entry *e,
 	a.mode = type_bits(e->type) | e->mode;
 	a.uid = e->uid;
 	a.gid = e->gid;
-	if (c->epoch >= 0)
-		a.atime.tv_sec = (time_t)c->epoch;
-	else
-		clock_gettime(CLOCK_REALTIME, &a.atime);
+	cp_now(c, &a.atime);
 	a.mtime = a.ctime = a.atime;
 	if (rel[0] == '\0')
 		return e->type == 'd' ? cp_defer_dirattr(c, c->dest, &a)
@@ -113,10 +110,16 @@ static errcode_t apply_one(struct cp_ctx *c, const struct cp_devtab_entry *e,
 }
 
 /* Entry i's minor number, by genext2fs' expression (see the top), in 64
- * bits so that a result below zero or too large is seen, not wrapped. */
+ * bits: minor + i * inc cannot overflow there (32-bit fields), so a
+ * result below zero or too large is seen, not wrapped. -1: below zero. */
 static int64_t entry_minor(const struct cp_devtab_entry *e, uint32_t i)
 {
-	return (int64_t)e->minor + (int64_t)i * e->inc - (int64_t)e->start;
+	uint64_t v = (uint64_t)e->minor + (uint64_t)i * e->inc;
+
+	if (v < e->start)
+		return -1;
+	v -= e->start;
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
 /* Whether every device the line makes has numbers the inode can hold: the

@@ -90,7 +90,14 @@ static errcode_t free_inode(struct e3_image *img, ext2_ino_t ino,
 		ext2fs_file_acl_block_set(fs, inode, 0);
 	}
 	inode->i_links_count = 0;
-	inode->i_dtime = fs->now ? (__u32)fs->now : (__u32)time(NULL);
+	/* the image's clock when fixed. At 0 e2fsck would take dtime 0 for
+	 * a deleted inode nobody stamped, and one below the inode count for
+	 * an orphan-list link (unless the superblock's times are that low,
+	 * which 0 does not count as): the inode count is the smallest that
+	 * reads as a time. */
+	inode->i_dtime = img->clock > 0 ? (__u32)img->clock :
+			 img->clock == 0 ? fs->super->s_inodes_count :
+			 (__u32)time(NULL);
 	err = ext2fs_write_inode(fs, ino, inode);
 	if (!err)
 		ext2fs_inode_alloc_stats2(fs, ino, -1, 0);

@@ -197,7 +197,8 @@ struct e3_copyin_opts {
 					   the layout never depends on which
 					   worker finishes first */
 	int check_space;		/* refuse before writing if trees
-					   do not fit (E3_NO_SPACE_KNOWN) */
+					   do not fit (E3_NO_SPACE_KNOWN,
+					   E3_NO_INODES_KNOWN) */
 	void (*event)(void *ctx, enum e3_copyin_event ev, const char *path,
 		      errcode_t err, const struct e3_copyin_stats *st);
 	void *event_ctx;
@@ -220,7 +221,7 @@ struct e3_mkfs_geometry;
  * p->block_size becomes 4096 when unset) with the smallest image whose
  * room after mkfs' own metadata holds need plus slack_percent, and g with
  * its geometry. Streams (archives, "-") cannot be measured:
- * E3_SOURCE_TYPE. */
+ * E3_AUTO_NEEDS_TREE. */
 errcode_t e3_copyin_auto_size(const char *const *srcs, size_t nsrcs,
 			      unsigned slack_percent,
 			      struct e3_mkfs_params *p,

@@ -409,7 +409,8 @@ errcode_t e3_image_close(e3_image_t *img)
 		struct e3_sb_copies sbc = { 0 };
 
 		/* libext2fs' last flush stamps the real time for clock 0 */
-		if (!lost && !err && img->clock == 0)
+		if (!lost && !err && img->clock == 0 &&
+		    (img->flags & E3_OPEN_WRITE))
 			err = e3_sb_copies_get(img->fs, &sbc);
 		err2 = lost ? (ext2fs_free(img->fs), 0) : ext2fs_close2(img->fs, 0);
 		img->fs = NULL;

@@ -81,9 +81,14 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 @test "--reproducible alone and SOURCE_DATE_EPOCH=0: runs a second apart give identical images (e3cp, e3mkfs -d)" {
 	rm -rf "$T/z"; mkdir -p "$T/z/t/a"; echo hi > "$T/z/t/a/f"
 	SOURCE_DATE_EPOCH=1700000000 e3mkfs -q -F -b 4096 "$T/z/base.img" 16M
+	# what the input makes without dating it gets the image's clock too:
+	# device table entries, directories an archive only implies
+	printf '/dev d 755 0 0 - - - - -\n/dev/null c 666 0 0 1 3 - - -\n' > "$T/z/dt"
+	mkdir -p "$T/z/ar/x/y"; echo z > "$T/z/ar/x/y/z"
+	tar -C "$T/z/ar" -cf "$T/z/ar.tar" x/y/z
 	for k in 1 2; do
 		cp "$T/z/base.img" "$T/z/r$k.img"
-		run e3cp --reproducible -j$k "$T/z/t" "$T/z/r$k.img"
+		run e3cp --reproducible -j$k -D "$T/z/dt" "$T/z/t" "$T/z/ar.tar" "$T/z/r$k.img"
 		assert_status 0
 		SOURCE_DATE_EPOCH=0 run e3mkfs -q -b 4096 -d "$T/z/t" "$T/z/m$k.img" 16M
 		assert_status 0
@@ -93,10 +98,25 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	cmp "$T/z/m1.img" "$T/z/m2.img"
 	# the image clock is 0; with SOURCE_DATE_EPOCH=0 the files' times too
 	TZ=UTC LC_ALL=C dumpe2fs -h "$T/z/r1.img" 2>/dev/null | grep -q "^Last write time: *Thu Jan  1 00:00:00 1970"
+	for p in /dev/null /x; do
+		run debugfs -R "stat $p" "$T/z/r1.img"
+		assert_output_has "mtime: 0x00000000:00000000"
+	done
 	run debugfs -R "stat /a/f" "$T/z/m1.img"
 	assert_output_has "mtime: 0x00000000:00000000"
 	assert_fsck_clean "$T/z/r1.img"
 	assert_fsck_clean "$T/z/m1.img"
+	# --overwrite frees an inode: its dtime follows the clock too, and
+	# e2fsck must take it for a time (not 0, not an orphan-list link)
+	rm "$T/z/t/a/f"; echo other > "$T/z/t/a/g"; ln "$T/z/t/a/g" "$T/z/t/a/f"
+	for k in 1 2; do
+		cp "$T/z/m1.img" "$T/z/o$k.img"
+		SOURCE_DATE_EPOCH=0 run e3cp --overwrite "$T/z/t" "$T/z/o$k.img"
+		assert_status 0
+		[ $k = 2 ] || sleep 1.1
+	done
+	cmp "$T/z/o1.img" "$T/z/o2.img"
+	assert_fsck_clean "$T/z/o1.img"
 	rm -rf "$T/z"
 }
 

@@ -182,6 +182,11 @@ DT
 	assert_output_has "line 1: bad device table line"
 	run debugfs -R "ls /" "$T/e6.img"
 	[[ "$output" != *far* ]]
+	# i * inc past 63 bits must not wrap into range
+	printf '/q c 600 0 0 1 0 0 4294967295 4294967295\n' > "$T/t9"
+	run e3cp_table "$T/t9" "$T/e9.img"
+	assert_status 2
+	assert_output_has "line 1: bad device table line"
 	# a major past 12 bits
 	printf '/m c 600 0 0 4096 0 - - -\n' > "$T/t7"
 	run e3cp_table "$T/t7" "$T/e7.img"
