@@ -140,6 +140,17 @@ int cp_is_missing(errcode_t err);
 
 /* Nonzero when libarchive recognises the file as an archive. */
 int cp_is_archive(const char *path);
+/* copyin_archive.c: an archive opened for reading (src NULL: stdin) with
+ * the formats e3cp takes; an entry's xattrs and ACLs as they will be
+ * stored. */
+struct archive;
+struct archive_entry;
+errcode_t cp_archive_open(const char *src, struct archive **ret);
+errcode_t cp_archive_xattrs(struct archive_entry *e, struct cp_xattrs *x);
+/* copyin_archsize.c: what an archive file needs (cp_measure_tree's
+ * counts for a tree), read once ahead of the copy. */
+errcode_t cp_measure_archive(const char *src, unsigned blocksize,
+			     unsigned inode_size, struct e3_copyin_need *need);
 
 /* Owner maps, --owner and the SOURCE_DATE_EPOCH clamp applied to a
  * source's attributes. */

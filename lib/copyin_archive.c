@@ -128,6 +128,11 @@ static errcode_t entry_xattrs(struct archive_entry *e, struct cp_xattrs *x,
 	return err;
 }
 
+errcode_t cp_archive_xattrs(struct archive_entry *e, struct cp_xattrs *x)
+{
+	return entry_xattrs(e, x, NULL);
+}
+
 static void entry_attr(struct archive_entry *e, struct e3_attr *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -417,7 +422,7 @@ static errcode_t source_error(struct archive *ar, int opened)
 }
 
 /* src NULL: stdin. On failure *ret is NULL and the error says why. */
-static errcode_t open_archive(const char *src, struct archive **ret)
+errcode_t cp_archive_open(const char *src, struct archive **ret)
 {
 	struct archive *ar = archive_read_new();
 	errcode_t err;
@@ -449,7 +454,7 @@ int cp_is_archive(const char *path)
 	struct archive *ar;
 	int r;
 
-	if (open_archive(path, &ar))
+	if (cp_archive_open(path, &ar))
 		return 0;
 	r = archive_read_next_header(ar, &e);
 	archive_read_free(ar);
@@ -564,7 +569,7 @@ errcode_t cp_archive_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 	int r, headers = 0;
 
 	(void)dest;
-	err = open_archive(src, &s.ar);
+	err = cp_archive_open(src, &s.ar);
 	if (err == ENOMEM)
 		return err;
 	if (err)

@@ -475,11 +475,15 @@ errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
 
 	memset(need, 0, sizeof(*need));
 	for (size_t i = 0; i < nsrcs; i++) {
-		if (strcmp(srcs[i], "-") == 0 || cp_is_archive(srcs[i]))
-			return E3_AUTO_NEEDS_TREE;	/* streams are not
-							   measured */
-		err = cp_measure_tree(srcs[i], blocksize, inode_size, threads,
-				      NULL, &n);
+		if (strcmp(srcs[i], "-") == 0)
+			return E3_AUTO_NEEDS_TREE;	/* read once, as it
+							   is copied */
+		if (cp_is_archive(srcs[i]))
+			err = cp_measure_archive(srcs[i], blocksize,
+						 inode_size, &n);
+		else
+			err = cp_measure_tree(srcs[i], blocksize, inode_size,
+					      threads, NULL, &n);
 		if (err)
 			return err;
 		need->blocks += n.blocks;

@@ -733,16 +733,29 @@ DT
 	rm -rf "$T/ms"
 }
 
-@test "e3mkfs -d ARCHIVE auto: refused with the reason (archives are read once), no image made" {
-	rm -rf "$T/aa"; mkdir -p "$T/aa/t"; echo x > "$T/aa/t/f"
-	tar -C "$T/aa/t" -cf "$T/aa/t.tar" .
-	run e3mkfs -q -d "$T/aa/t.tar" "$T/aa/x.img" auto
-	assert_status 1
-	assert_output_has "SIZE auto measures directories and files, not archives or stdin: give a SIZE"
-	[ ! -e "$T/aa/x.img" ]
-	run e3mkfs -q -d "$T/aa/t.tar" "$T/aa/x.img" 16M
+@test "e3mkfs -d ARCHIVE auto: sized as the same tree is (implied dirs, sparse, xattrs, links); stdin is refused" {
+	rm -rf "$T/aa"; mkdir -p "$T/aa/t/a/b"
+	truncate -s 50M "$T/aa/t/a/b/sparse"; echo end >> "$T/aa/t/a/b/sparse"
+	head -c 70000 /dev/urandom > "$T/aa/t/a/f"
+	setfattr -n user.big -v "$(head -c 300 /dev/zero | tr '\0' x)" "$T/aa/t/a/f"
+	ln -s "$(printf 'x%.0s' $(seq 80))" "$T/aa/t/a/longlink"
+	ln "$T/aa/t/a/f" "$T/aa/t/a/hard"
+	for k in $(seq 1 300); do : > "$T/aa/t/a/b/n$k"; done
+	# files only, so the archive implies a and a/b without naming them
+	(cd "$T/aa/t" && find . ! -type d | sort) > "$T/aa/list"
+	tar --sparse --xattrs -C "$T/aa/t" -czf "$T/aa/t.tgz" -T "$T/aa/list"
+	run e3mkfs -d "$T/aa/t" "$T/aa/tree.img" auto
 	assert_status 0
+	tree_line=$(grep "^auto size" <<<"$output")
+	run e3mkfs -d "$T/aa/t.tgz" "$T/aa/x.img" auto
+	assert_status 0
+	[ "$(grep "^auto size" <<<"$output")" = "$tree_line" ]
 	assert_fsck_clean "$T/aa/x.img"
+	[ "$(debugfs -R "cat /a/b/sparse" "$T/aa/x.img" 2>/dev/null | tail -c 4)" = end ]
+	run e3mkfs -q -d - "$T/aa/s.img" auto < "$T/aa/t.tgz"
+	assert_status 1
+	assert_output_has "SIZE auto cannot measure standard input (it is read once): give a SIZE"
+	[ ! -e "$T/aa/s.img" ]
 	rm -rf "$T/aa"
 }
 

@@ -1,0 +1,252 @@
+/*
+ * copyin_archsize.c: what an archive file needs in an image, for
+ * "e3mkfs -d ARCHIVE IMAGE auto". The archive is read once ahead of the
+ * copy, headers only (compressed data is still decompressed to skip it),
+ * and counted as copyin_size.c counts a tree: data and indirect blocks
+ * (holes from the archive's sparse map), slow symlinks, xattr blocks, one
+ * inode per entry that is not a hard link, and every directory's blocks
+ * with its names packed in archive order — directories the archive only
+ * implies included, as the copy makes them. Refused paths are counted
+ * all the same: the count errs on the high side.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/tree.h>
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "copyin.h"
+
+/* One directory: its names as ext2fs_link will pack them. */
+struct adir {
+	RB_ENTRY(adir) link;
+	char *path;			/* cleaned, relative; "" the top */
+	uint64_t used, blocks;		/* packing: bytes in the last block */
+	uint64_t bytes;			/* every record's length */
+	unsigned rmax;			/* the longest record */
+};
+
+RB_HEAD(adir_tree, adir);
+
+static int adir_cmp(struct adir *a, struct adir *b)
+{
+	return strcmp(a->path, b->path);
+}
+RB_GENERATE_INTERNAL(adir_tree, adir, link, adir_cmp,
+		     static __attribute__((unused)))
+
+struct asize {
+	struct adir_tree dirs;
+	unsigned bs, isz;
+	struct e3_copyin_need *need;
+	struct cp_xattrs x;
+};
+
+static void add_name(struct asize *m, struct adir *d, size_t name_len)
+{
+	uint64_t r = (8 + name_len + 3) & ~(uint64_t)3;
+
+	d->bytes += r;
+	if (r > d->rmax)
+		d->rmax = (unsigned)r;
+	if (d->used + r > m->bs) {
+		d->blocks++;
+		d->used = r;
+	} else {
+		d->used += r;
+	}
+}
+
+/* The directory at path (len bytes of it), made (and named in its
+ * parent, recursively) when first met. */
+static errcode_t get_dir(struct asize *m, const char *path, size_t len,
+			 struct adir **ret)
+{
+	struct adir key, *d, *parent;
+	const char *slash;
+	errcode_t err;
+	char *p = strndup(path, len);
+
+	if (!p)
+		return ENOMEM;
+	key.path = p;
+	d = RB_FIND(adir_tree, &m->dirs, &key);
+	if (d) {
+		free(p);
+		*ret = d;
+		return 0;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		free(p);
+		return ENOMEM;
+	}
+	d->path = p;
+	d->used = 24;			/* "." and ".." */
+	d->blocks = 1;
+	RB_INSERT(adir_tree, &m->dirs, d);
+	if (len == 0) {			/* the top: the destination */
+		*ret = d;
+		return 0;
+	}
+	m->need->inodes++;
+	m->need->dirs++;
+	slash = memrchr(p, '/', len);
+	err = get_dir(m, p, slash ? (size_t)(slash - p) : 0, &parent);
+	if (err)
+		return err;
+	add_name(m, parent, slash ? len - (size_t)(slash - p) - 1 : len);
+	*ret = d;
+	return 0;
+}
+
+/* Room for xattrs as copyin_size.c reckons it: in a large inode after
+ * its extra fields, else one block. */
+static uint64_t xattr_blocks(unsigned isz, const struct cp_xattrs *x)
+{
+	uint64_t need = 4;
+
+	for (size_t i = 0; i < x->n; i++) {
+		const char *dot = strchr(x->v[i].name, '.');
+
+		need += 16 + ((strlen(dot ? dot + 1 : x->v[i].name) + 3) & ~3u) +
+			((x->v[i].size + 3) & ~(size_t)3);
+	}
+	if (need <= 4)
+		return 0;
+	if (isz > EXT2_GOOD_OLD_INODE_SIZE + 32 + 4 &&
+	    need <= isz - EXT2_GOOD_OLD_INODE_SIZE - 32 - 4)
+		return 0;
+	return 1;
+}
+
+/* Data and indirect blocks of a regular file: its sparse map's regions
+ * when it has one, else every block of its size. */
+static uint64_t file_blocks(unsigned bs, struct archive_entry *e)
+{
+	struct cp_ind_state s = { 0 };
+	uint64_t size = (uint64_t)archive_entry_size(e), n = 0, last = 0;
+	la_int64_t off, len;
+
+	if (archive_entry_sparse_reset(e) > 0) {
+		while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
+			uint64_t b0, b1;
+
+			if (off < 0 || len <= 0)
+				continue;
+			b0 = (uint64_t)off / bs;
+			b1 = ((uint64_t)off + (uint64_t)len + bs - 1) / bs;
+			if (n && b0 < last)
+				b0 = last;
+			if (b1 > b0) {
+				n += (b1 - b0) + cp_ind_blocks(bs, b0, b1 - b0,
+							       &s);
+				last = b1;
+			}
+		}
+		return n;
+	}
+	n = (size + bs - 1) / bs;
+	return n + cp_ind_blocks(bs, 0, n, &s);
+}
+
+static errcode_t count_entry(struct asize *m, struct archive_entry *e)
+{
+	struct e3_copyin_need *need = m->need;
+	const char *name = archive_entry_pathname(e);
+	struct adir *parent, *self;
+	const char *slash;
+	mode_t type = archive_entry_filetype(e);
+	errcode_t err;
+	size_t len;
+	char *rel;
+
+	if (!name)
+		return 0;		/* the copy reports it */
+	rel = strdup(name);
+	if (!rel)
+		return ENOMEM;
+	if (cp_path_clean(rel) || rel[0] == '\0') {
+		free(rel);		/* refused, or the top's own attributes */
+		return 0;
+	}
+	len = strlen(rel);
+	if (type == AE_IFDIR && !archive_entry_hardlink(e)) {
+		err = get_dir(m, rel, len, &self);
+	} else {
+		slash = strrchr(rel, '/');
+		err = get_dir(m, rel, slash ? (size_t)(slash - rel) : 0,
+			      &parent);
+		if (!err)
+			add_name(m, parent, slash ? strlen(slash + 1) : len);
+	}
+	free(rel);
+	if (err || archive_entry_hardlink(e))
+		return err;		/* a link: a name, no inode */
+	err = cp_archive_xattrs(e, &m->x);
+	if (err)
+		return err;
+	need->blocks += xattr_blocks(m->isz, &m->x);
+	if (type == AE_IFDIR)
+		return 0;		/* counted by get_dir */
+	need->inodes++;
+	need->files++;
+	if (type == AE_IFREG) {
+		need->blocks += file_blocks(m->bs, e);
+		need->bytes += (uint64_t)archive_entry_size(e);
+	} else if (type == AE_IFLNK) {
+		const char *t = archive_entry_symlink(e);
+		size_t tl = t ? strlen(t) : 0;
+
+		if (tl >= 60)
+			need->blocks += (tl + m->bs - 1) / m->bs;
+	}
+	return 0;
+}
+
+errcode_t cp_measure_archive(const char *src, unsigned blocksize,
+			     unsigned inode_size, struct e3_copyin_need *need)
+{
+	struct asize m = { .bs = blocksize, .isz = inode_size, .need = need };
+	struct archive_entry *e;
+	struct archive *ar;
+	struct adir *d, *next;
+	errcode_t err;
+	int r;
+
+	memset(need, 0, sizeof(*need));
+	RB_INIT(&m.dirs);
+	err = cp_archive_open(src, &ar);
+	while (!err) {
+		r = archive_read_next_header(ar, &e);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r == ARCHIVE_RETRY)
+			continue;
+		if (r == ARCHIVE_FATAL) {
+			/* the copy would stop here too, naming it */
+			err = E3_ARCHIVE_BAD;
+			break;
+		}
+		err = count_entry(&m, e);
+	}
+	if (ar)
+		archive_read_free(ar);
+	RB_FOREACH_SAFE(d, adir_tree, &m.dirs, next) {
+		struct cp_ind_state s = { 0 };
+		uint64_t blocks = d->blocks, ht;
+
+		if (blocks > 1) {
+			ht = cp_htree_blocks_max(blocksize, d->bytes, d->rmax);
+			if (ht > blocks)
+				blocks = ht;
+		}
+		need->blocks += blocks + cp_ind_blocks(blocksize, 0, blocks, &s);
+		RB_REMOVE(adir_tree, &m.dirs, d);
+		free(d->path);
+		free(d);
+	}
+	cp_xattrs_clear(&m.x);
+	return err;
+}
