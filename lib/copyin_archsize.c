@@ -6,8 +6,9 @@
  * (holes from the archive's sparse map), slow symlinks, xattr blocks, one
  * inode per entry that is not a hard link, and every directory's blocks
  * with its names packed in archive order — directories the archive only
- * implies included, as the copy makes them. Refused paths are counted
- * all the same: the count errs on the high side.
+ * implies included, as the copy makes them. Paths the copy refuses for
+ * ".." are left out; those it refuses for passing through a symlink in
+ * the image cannot be told here and are counted: the count errs high.
  */
 #include <errno.h>
 #include <stdlib.h>
