@@ -311,5 +311,17 @@ struct cp_ind_state {
 };
 uint64_t cp_ind_blocks(unsigned blocksize, uint64_t first, uint64_t count,
 		       struct cp_ind_state *s);
+/* Data and indirect blocks of a file's data regions [start, end) in
+ * bytes, added in increasing order (edges inside one block count once). */
+struct cp_regions {
+	struct cp_ind_state ind;
+	uint64_t n, last;
+};
+void cp_regions_add(struct cp_regions *r, unsigned bs, uint64_t start,
+		    uint64_t end);
+/* 0 or 1: the xattr block that need bytes of entries (header included)
+ * take when they do not fit in an inode of inode_size bytes (after the
+ * 32 extra bytes mke2fs asks for). */
+uint64_t cp_xattr_room_blocks(unsigned inode_size, uint64_t need);
 
 #endif

@@ -114,42 +114,26 @@ static uint64_t xattr_blocks(unsigned isz, const struct cp_xattrs *x)
 		need += 16 + ((strlen(dot ? dot + 1 : x->v[i].name) + 3) & ~3u) +
 			((x->v[i].size + 3) & ~(size_t)3);
 	}
-	if (need <= 4)
-		return 0;
-	if (isz > EXT2_GOOD_OLD_INODE_SIZE + 32 + 4 &&
-	    need <= isz - EXT2_GOOD_OLD_INODE_SIZE - 32 - 4)
-		return 0;
-	return 1;
+	return cp_xattr_room_blocks(isz, need);
 }
 
 /* Data and indirect blocks of a regular file: its sparse map's regions
  * when it has one, else every block of its size. */
 static uint64_t file_blocks(unsigned bs, struct archive_entry *e)
 {
-	struct cp_ind_state s = { 0 };
-	uint64_t size = (uint64_t)archive_entry_size(e), n = 0, last = 0;
+	uint64_t size = (uint64_t)archive_entry_size(e);
+	struct cp_regions r = { 0 };
 	la_int64_t off, len;
 
 	if (archive_entry_sparse_reset(e) > 0) {
-		while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
-			uint64_t b0, b1;
-
-			if (off < 0 || len <= 0)
-				continue;
-			b0 = (uint64_t)off / bs;
-			b1 = ((uint64_t)off + (uint64_t)len + bs - 1) / bs;
-			if (n && b0 < last)
-				b0 = last;
-			if (b1 > b0) {
-				n += (b1 - b0) + cp_ind_blocks(bs, b0, b1 - b0,
-							       &s);
-				last = b1;
-			}
-		}
-		return n;
+		while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK)
+			if (off >= 0 && len > 0)
+				cp_regions_add(&r, bs, (uint64_t)off,
+					       (uint64_t)off + (uint64_t)len);
+	} else {
+		cp_regions_add(&r, bs, 0, size);
 	}
-	n = (size + bs - 1) / bs;
-	return n + cp_ind_blocks(bs, 0, n, &s);
+	return r.n;
 }
 
 static errcode_t count_entry(struct asize *m, struct archive_entry *e)

@@ -33,11 +33,33 @@ static uint64_t dense_blocks(unsigned bs, uint64_t nblocks)
 	return nblocks + cp_ind_blocks(bs, 0, nblocks, &s);
 }
 
+void cp_regions_add(struct cp_regions *r, unsigned bs, uint64_t start,
+		    uint64_t end)
+{
+	uint64_t b0 = start / bs, b1 = (end + bs - 1) / bs;
+
+	if (r->n && b0 < r->last)
+		b0 = r->last;	/* region edges inside one block */
+	if (b1 > b0) {
+		r->n += (b1 - b0) + cp_ind_blocks(bs, b0, b1 - b0, &r->ind);
+		r->last = b1;
+	}
+}
+
+uint64_t cp_xattr_room_blocks(unsigned inode_size, uint64_t need)
+{
+	if (need <= 4)
+		return 0;
+	if (inode_size > EXT2_GOOD_OLD_INODE_SIZE + 32 + 4 &&
+	    need <= inode_size - EXT2_GOOD_OLD_INODE_SIZE - 32 - 4)
+		return 0;
+	return 1;
+}
+
 /* Same for a file that may have holes: its data regions one by one. */
 static uint64_t sparse_blocks(int fd, unsigned bs, uint64_t size)
 {
-	struct cp_ind_state s = { 0 };
-	uint64_t n = 0, last = 0;
+	struct cp_regions r = { 0 };
 	off_t off = 0, data, hole;
 
 	while ((uint64_t)off < size) {
@@ -47,18 +69,10 @@ static uint64_t sparse_blocks(int fd, unsigned bs, uint64_t size)
 		hole = lseek(fd, data, SEEK_HOLE);
 		if (hole < 0 || (uint64_t)hole > size)
 			hole = (off_t)size;
-		uint64_t b0 = (uint64_t)data / bs;
-		uint64_t b1 = ((uint64_t)hole + bs - 1) / bs;
-
-		if (n && b0 < last)
-			b0 = last;	/* region edges inside one block */
-		if (b1 > b0) {
-			n += (b1 - b0) + cp_ind_blocks(bs, b0, b1 - b0, &s);
-			last = b1;
-		}
+		cp_regions_add(&r, bs, (uint64_t)data, (uint64_t)hole);
 		off = hole;
 	}
-	return n;
+	return r.n;
 }
 
 static uint64_t rec_len(size_t name_len)
@@ -100,7 +114,6 @@ static uint64_t xattr_blocks(struct measure *m, int fd, int dirfd,
 			     const char *name, const char *path,
 			     unsigned char *none)
 {
-	unsigned inode_size = m->isz;
 	char names[4096];
 	ssize_t len, v;
 	uint64_t need = 4;
@@ -120,12 +133,7 @@ static uint64_t xattr_blocks(struct measure *m, int fd, int dirfd,
 		need += 16 + ((strlen(dot ? dot + 1 : p) + 3) & ~3u) +
 			(((size_t)v + 3) & ~(size_t)3);
 	}
-	if (need <= 4)
-		return 0;
-	if (inode_size > EXT2_GOOD_OLD_INODE_SIZE + 32 + 4 &&
-	    need <= inode_size - EXT2_GOOD_OLD_INODE_SIZE - 32 - 4)
-		return 0;
-	return 1;
+	return cp_xattr_room_blocks(m->isz, need);
 }
 
 /* A directory to read: its path, and its identity for the listing. */
