@@ -233,5 +233,6 @@ errcode_t cp_measure_archive(const char *src, unsigned blocksize,
 		free(d);
 	}
 	cp_xattrs_clear(&m.x);
+	free(m.x.v);
 	return err;
 }
