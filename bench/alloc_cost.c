@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "alloc.h"
+#include "alloc/alloc.h"
 
 static double now(void)
 {

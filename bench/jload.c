@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "e3img.h"
-#include "image.h"
-#include "journal.h"
+#include "fs/image.h"
+#include "journal/journal.h"
 #include "../misc/util.h"
 
 /* forced commits: every 8 closes, or JLOAD_COMMIT_EVERY (0: never, only

@@ -495,7 +495,7 @@ layout_image() {
 	   for i in $(seq 1 20); do head -c 20000 /dev/urandom > "$t/r$i"; done
 	   { for i in $(seq 1 20); do echo "write $t/r$i r$i"; done
 	     for i in 2 5 7 11 13 17; do echo "rm r$i"; done
-	     echo "write $E3_TOP/lib/check_inodes.c c1"; echo "write $t/r1 again"; } > "$t/cmds"
+	     echo "write $E3_TOP/lib/check/check_inodes.c c1"; echo "write $t/r1 again"; } > "$t/cmds"
 	   debugfs -w -f "$t/cmds" "$img" >/dev/null 2>&1 ;;
 	11) cp "$W/base.img" "$img"
 	   bash "$E3_TOP/tests/corrupt.sh" unlink_dir "$img"; e2fsck -fy "$img" >/dev/null 2>&1 || true ;;

@@ -257,7 +257,7 @@ EOF
 	sync
 	mkdir "$T/mnt/x"
 	for i in $(seq 1 50); do echo "$i" >"$T/mnt/x/f$i"; done
-	rm -f "$T/mnt"/lib/*.c		# frees journaled blocks: revoke records
+	rm -f "$T/mnt"/lib/*/*.c	# frees journaled blocks: revoke records
 	"$E3_TOP/bench/godown" --logflush "$T/mnt"
 	umount "$T/mnt"
 	run dumpe2fs -h "$T/g.img"

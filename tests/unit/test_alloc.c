@@ -15,8 +15,8 @@
 #include <sched.h>
 #include <unistd.h>
 #include "unit.h"
-#include "alloc.h"
-#include "rsv_tree.h"
+#include "alloc/alloc.h"
+#include "alloc/rsv_tree.h"
 
 static char img_path[64];
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <sys/xattr.h>
 #include "unit.h"
-#include "copyin.h"
+#include "copyin/copyin.h"
 
 static int clean_is(const char *in, const char *want)
 {

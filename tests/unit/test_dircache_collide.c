@@ -10,5 +10,5 @@
  * the linker takes no dircache.o from the library.
  */
 #define E3_DC_TEST_HASH_VALUES 13
-#include "../../lib/dircache.c"
+#include "../../lib/fs/dircache.c"
 #include "test_dircache.c"

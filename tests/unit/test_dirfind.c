@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "e3img.h"
-#include "dirfind.h"
+#include "fs/dirfind.h"
 
 static char img[64], img2[80];
 

@@ -18,12 +18,12 @@
 
 #include "unit.h"
 #include "e3img.h"
-#include "image.h"
-#include "journal.h"
-#include "journal_int.h"
-#include "jbd2_format.h"
-#include "jbd2_log.h"
-#include "fault.h"
+#include "fs/image.h"
+#include "journal/journal.h"
+#include "journal/journal_int.h"
+#include "journal/jbd2_format.h"
+#include "journal/jbd2_log.h"
+#include "journal/fault.h"
 
 static char img_path[64];
 

@@ -7,7 +7,7 @@
  */
 #include <stdint.h>
 #include "unit.h"
-#include "blockmap.h"
+#include "fs/blockmap.h"
 
 #define DEV_BLOCKS 200000
 

@@ -12,7 +12,7 @@
 #include <ext2fs/ext2fs.h>
 
 #include "e3img.h"
-#include "mkjournal.h"
+#include "journal/mkjournal.h"
 #include "unit.h"
 
 /* A fresh filesystem of nblocks blocks of bs bytes in a sparse file. */

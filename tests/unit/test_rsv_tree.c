@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 #include "unit.h"
-#include "rsv_tree.h"
+#include "alloc/rsv_tree.h"
 
 #define POOL	1000
 #define SPACE	200000		/* blocks 1..SPACE-1 */

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include "unit.h"
-#include "workq.h"
+#include "util/workq.h"
 
 #define NJOBS 10000
 

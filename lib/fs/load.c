@@ -19,10 +19,10 @@
 #include "load.h"
 #include "load_int.h"
 #include "dirfind.h"
-#include "journal.h"
+#include "journal/journal.h"
 #include "file_int.h"
 #include "blockmap.h"
-#include "alloc.h"
+#include "alloc/alloc.h"
 
 errcode_t e3_load_init(struct e3_image *img)
 {

@@ -18,8 +18,8 @@
 #include <uuid/uuid.h>
 
 #include "check.h"
-#include "jbd2_log.h"
-#include "mkjournal.h"
+#include "journal/jbd2_log.h"
+#include "journal/mkjournal.h"
 
 #define JBD_MAGIC 0xC03B3998u
 #define JBD_SB_V1 3

@@ -9,7 +9,7 @@
 
 #include "jbd2_log.h"
 #include "e3_err.h"
-#include "grow.h"
+#include "util/grow.h"
 
 struct map_ctx {
 	blk64_t *map;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "copyin.h"
-#include "mkfs_nullio.h"
+#include "mkfs/mkfs_nullio.h"
 
 /* Blocks mkfs itself uses besides the group metadata: root and lost+found
  * directories, the resize inode's DIND, the journal's indirect blocks. */

@@ -73,7 +73,7 @@
 #include <time.h>
 
 #include "journal_int.h"
-#include "alloc.h"
+#include "alloc/alloc.h"
 #include "e3_err.h"
 
 uint64_t jnl_now_ns(void)

@@ -9,7 +9,7 @@
 
 #include "e3_err.h"
 #include "blockmap.h"
-#include "grow.h"
+#include "util/grow.h"
 
 struct bm_node {
 	blk64_t pblk;			/* where this indirect block lives */

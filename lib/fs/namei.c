@@ -13,8 +13,8 @@
 
 #include "load_int.h"
 #include "dirfind.h"
-#include "alloc.h"
-#include "journal.h"
+#include "alloc/alloc.h"
+#include "journal/journal.h"
 
 errcode_t e3_lookup(e3_image_t *img, ext2_ino_t dir, const char *name,
 		    ext2_ino_t *ino)

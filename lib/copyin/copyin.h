@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "e3img.h"
-#include "workq.h"
+#include "util/workq.h"
 
 /* One extended attribute read from a source. */
 struct cp_xattr {

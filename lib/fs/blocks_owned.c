@@ -12,9 +12,9 @@
 #include <stdlib.h>
 
 #include "image.h"
-#include "alloc.h"
-#include "journal.h"
-#include "grow.h"
+#include "alloc/alloc.h"
+#include "journal/journal.h"
+#include "util/grow.h"
 #include "e3_err.h"
 
 int e3_block_owned(struct e3_image *img, blk64_t b)

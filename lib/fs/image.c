@@ -14,8 +14,8 @@
 #include <linux/magic.h>
 
 #include "image.h"
-#include "alloc.h"
-#include "journal.h"
+#include "alloc/alloc.h"
+#include "journal/journal.h"
 #include "load.h"
 #include "image_sane.h"
 #include "fixed_clock.h"

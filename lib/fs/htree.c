@@ -63,12 +63,12 @@
 #include <string.h>
 
 #include "image.h"
-#include "alloc.h"
+#include "alloc/alloc.h"
 #include "blockmap.h"
-#include "journal.h"
-#include "copyin.h"
+#include "journal/journal.h"
+#include "copyin/copyin.h"
 #include "load_int.h"
-#include "grow.h"
+#include "util/grow.h"
 
 #define SLACK_PERCENT	20	/* e2fsck's indexed_dir_slack_percentage */
 

@@ -12,7 +12,7 @@
 #include <sys/xattr.h>
 
 #include "copyin.h"
-#include "grow.h"
+#include "util/grow.h"
 
 #define NDIR_BLOCKS 12
 

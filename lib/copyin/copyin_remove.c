@@ -23,10 +23,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "image.h"
-#include "journal.h"
-#include "load_int.h"
-#include "dirfind.h"
+#include "fs/image.h"
+#include "journal/journal.h"
+#include "fs/load_int.h"
+#include "fs/dirfind.h"
 
 /* The EA block has the header ext2fs_adjust_ea_refcount3 wants (else
  * free_inode would fail after punch, half way through the removal). */

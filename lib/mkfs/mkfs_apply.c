@@ -14,10 +14,10 @@
 #include <uuid/uuid.h>
 
 #include "e3img.h"
-#include "fixed_clock.h"
+#include "fs/fixed_clock.h"
 #include "mkfs_target.h"
 #include "mkfs_zeroio.h"
-#include "mkjournal.h"
+#include "journal/mkjournal.h"
 
 #define BSD_DISKMAGIC 0x82564557U
 #define BSD_MAGICDISK 0x57455682U

@@ -18,7 +18,7 @@
 
 #include "e3img.h"
 #include "mkfs_nullio.h"
-#include "journal.h"
+#include "journal/journal.h"
 
 #define MIB (1024ULL * 1024)
 #define MAX_32 0xffffffffULL

@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "journal_int.h"
-#include "alloc.h"
+#include "alloc/alloc.h"
 #include "e3_err.h"
 
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__

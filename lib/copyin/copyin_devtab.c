@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "image.h"
+#include "fs/image.h"
 #include "copyin.h"
 
 static uint32_t type_bits(char type)

@@ -23,8 +23,8 @@
 #include <ext2fs/ext2_ext_attr.h>
 
 #include "load_int.h"
-#include "alloc.h"
-#include "journal.h"
+#include "alloc/alloc.h"
+#include "journal/journal.h"
 
 /* the kernel's EXT3_XATTR_REFCOUNT_MAX */
 #define E3_EA_REFCOUNT_MAX 1024

@@ -7,7 +7,7 @@
 
 #include <sys/queue.h>
 #include "image.h"
-#include "alloc.h"
+#include "alloc/alloc.h"
 #include "blockmap.h"
 
 /* A run of blocks claimed from the allocator; [start, start + used) went

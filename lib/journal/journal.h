@@ -7,7 +7,7 @@
 #ifndef E3_JOURNAL_H
 #define E3_JOURNAL_H
 
-#include "image.h"
+#include "fs/image.h"
 
 struct e3_journal;
 

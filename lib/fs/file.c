@@ -29,8 +29,8 @@
 
 #include "load_int.h"
 #include "file_int.h"
-#include "journal.h"
-#include "grow.h"
+#include "journal/journal.h"
+#include "util/grow.h"
 
 /* ---- indirect block I/O (blockmap callbacks) ------------------------- */
 

@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 #include <archive.h>
 
-#include "image.h"
+#include "fs/image.h"
 #include "copyin.h"
-#include "grow.h"
+#include "util/grow.h"
 
 /* ---- events --------------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
  * only rsv_lock / defer_lock, which come after fs_lock in the order.
  */
 #include "alloc_int.h"
-#include "journal.h"
+#include "journal/journal.h"
 
 static struct e3_alloc *alloc_of(ext2_filsys fs)
 {

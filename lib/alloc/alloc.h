@@ -66,7 +66,7 @@
 #include <stdbool.h>
 #include <sys/tree.h>
 #include <sys/queue.h>
-#include "image.h"
+#include "fs/image.h"
 
 /* A file's reservation window and allocation history. Embedded in the
  * caller's per-file struct and used by one thread at a time (its owner);
