@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs/image.h"
 #include "alloc/alloc.h"
 
 static double now(void)
@@ -73,7 +74,7 @@ static errcode_t run_cell(struct bench *b, enum e3_alloc_mode mode,
 
 	if (!files)
 		return ENOMEM;
-	err = e3_alloc_create(&b->img, mode, &b->img.alloc);
+	err = e3_alloc_create(b->img.fs, mode, NULL, &b->img.alloc);
 	if (err) {
 		free(files);
 		return err;

@@ -22,7 +22,7 @@
  *               sets the bit owns the block. No lock at all, so claiming
  *               inside one's own window never contends.
  *   defer_lock  the list of blocks freed by the running transaction.
- *   fs_lock     (img) is never taken here. e3_alloc_blocks must not be
+ *   fs_lock     (the image's) is never taken here. e3_alloc_blocks must not be
  *               called with rsv_lock held; it may be called with or
  *               without fs_lock. The libext2fs hooks run under fs_lock
  *               (libext2fs is only ever called under it) and take
@@ -35,10 +35,10 @@
 
 #include "alloc_int.h"
 
-errcode_t e3_alloc_create(struct e3_image *img, enum e3_alloc_mode mode,
+errcode_t e3_alloc_create(ext2_filsys fs, enum e3_alloc_mode mode,
+			  const struct e3_alloc_ops *ops,
 			  struct e3_alloc **ret)
 {
-	ext2_filsys fs = img->fs;
 	struct e3_alloc *a;
 	errcode_t err;
 
@@ -52,7 +52,8 @@ errcode_t e3_alloc_create(struct e3_image *img, enum e3_alloc_mode mode,
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return ENOMEM;
-	a->img = img;
+	if (ops)
+		a->ops = *ops;
 	a->fs = fs;
 	a->mode = mode;
 	a->first = fs->super->s_first_data_block;

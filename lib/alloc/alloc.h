@@ -66,7 +66,8 @@
 #include <stdbool.h>
 #include <sys/tree.h>
 #include <sys/queue.h>
-#include "fs/image.h"
+#include <ext2fs/ext2fs.h>
+#include "e3img.h"
 
 /* A file's reservation window and allocation history. Embedded in the
  * caller's per-file struct and used by one thread at a time (its owner);
@@ -92,9 +93,25 @@ struct e3_rsv {
 
 struct e3_alloc;
 
-/* Mirrors fs->block_map, installs the libext2fs hooks. Caller holds
- * fs_lock (or is the only thread). */
-errcode_t e3_alloc_create(struct e3_image *img, enum e3_alloc_mode mode,
+/* What the allocator needs from the layer above; it knows nothing of the
+ * image struct or the journal.
+ *
+ * The libext2fs hooks receive only the ext2_filsys, so they find the
+ * allocator through fs->priv_data: it must point to a struct whose FIRST
+ * member is the struct e3_alloc * that e3_alloc_create returned (a
+ * pointer to a struct is a pointer to its first member), or be NULL. */
+struct e3_alloc_ops {
+	/* blocks libext2fs frees (through its stats hooks) may hold
+	 * journaled metadata: called before they join the deferred-free
+	 * list, so the layer above can revoke them. May be NULL. */
+	void (*freed)(void *arg, blk64_t start, blk64_t n);
+	void *arg;
+};
+
+/* Mirrors fs->block_map, installs the libext2fs hooks. ops may be NULL.
+ * Caller holds fs_lock (or is the only thread). */
+errcode_t e3_alloc_create(ext2_filsys fs, enum e3_alloc_mode mode,
+			  const struct e3_alloc_ops *ops,
 			  struct e3_alloc **ret);
 /* Removes the hooks and frees. All windows must have been discarded. */
 void e3_alloc_destroy(struct e3_alloc *a);
@@ -147,7 +164,7 @@ blk64_t e3_alloc_free_count(struct e3_alloc *a);
 /* Inode for a new entry in parent: directories spread over groups by an
  * Orlov-like rule, other files in their parent's group. Marks it in use
  * (ext2fs_inode_alloc_stats2). Caller holds fs_lock. */
-errcode_t e3_ialloc(struct e3_image *img, ext2_ino_t parent, int is_dir,
+errcode_t e3_ialloc(ext2_filsys fs, ext2_ino_t parent, int is_dir,
 		    ext2_ino_t *ino);
 
 /* The validator: windows ordered, not overlapping, inside the filesystem,

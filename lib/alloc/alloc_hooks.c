@@ -9,13 +9,11 @@
  * only rsv_lock / defer_lock, which come after fs_lock in the order.
  */
 #include "alloc_int.h"
-#include "journal/journal.h"
 
+/* See struct e3_alloc_ops: fs->priv_data leads to the allocator. */
 static struct e3_alloc *alloc_of(ext2_filsys fs)
 {
-	struct e3_image *img = e3_image_of(fs);
-
-	return img ? img->alloc : NULL;
+	return fs->priv_data ? *(struct e3_alloc **)fs->priv_data : NULL;
 }
 
 /* get_alloc_block2: choose one block near goal, claimed in our mirror.
@@ -43,8 +41,7 @@ static errcode_t alloc_hook(ext2_filsys fs, blk64_t goal, blk64_t *ret,
 static void note_range(ext2_filsys fs, struct e3_alloc *a, blk64_t blk,
 		       blk64_t n, int inuse)
 {
-	struct e3_image *img = e3_image_of(fs);
-
+	(void)fs;
 	if (blk < a->first || blk >= a->nblocks)
 		return;
 	if (blk + n > a->nblocks)
@@ -53,12 +50,10 @@ static void note_range(ext2_filsys fs, struct e3_alloc *a, blk64_t blk,
 		for (blk64_t b = blk; b < blk + n; b++)
 			bm_claim(a, b);
 	} else if (inuse < 0) {
-		/* a freed block may be in the live log: revoke it before
-		 * anyone can reuse it (the journal skips blocks it never
-		 * logged) */
-		if (img->journal)
-			for (blk64_t b = blk; b < blk + n; b++)
-				e3_journal_revoke(img->journal, b);
+		/* a freed block may be in the live log: the layer above
+		 * revokes it before anyone can reuse it */
+		if (a->ops.freed)
+			a->ops.freed(a->ops.arg, blk, n);
 		e3_alloc_free_deferred(a, blk, n);
 	}
 }

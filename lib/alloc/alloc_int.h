@@ -7,6 +7,7 @@
 #ifndef E3_ALLOC_INT_H
 #define E3_ALLOC_INT_H
 
+#include <pthread.h>
 #include "alloc.h"
 #include "rsv_tree.h"
 
@@ -20,7 +21,7 @@ struct e3_extent {
 
 struct e3_alloc {
 	/* Read-only after e3_alloc_create. */
-	struct e3_image *img;
+	struct e3_alloc_ops ops;	/* from the layer above */
 	ext2_filsys fs;
 	enum e3_alloc_mode mode;
 	blk64_t first;			/* s_first_data_block */

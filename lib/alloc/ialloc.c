@@ -35,10 +35,10 @@ static uint64_t g_free_inodes(const struct grp_view *v, dgrp_t g)
 }
 
 /* The totals are Orlov's (directories); a file's search needs none. */
-static void view_init(struct grp_view *v, struct e3_image *img, int totals)
+static void view_init(struct grp_view *v, ext2_filsys fs, int totals)
 {
-	v->fs = img->fs;
-	v->n = img->fs->group_desc_count;
+	v->fs = fs;
+	v->n = fs->group_desc_count;
 	v->free_inodes = v->free_blocks = v->dirs = 0;
 	for (dgrp_t g = 0; totals && g < v->n; g++) {
 		v->free_inodes += g_free_inodes(v, g);
@@ -128,10 +128,9 @@ static long find_group_other(const struct grp_view *v, dgrp_t pg,
 	return -1;
 }
 
-errcode_t e3_ialloc(struct e3_image *img, ext2_ino_t parent, int is_dir,
+errcode_t e3_ialloc(ext2_filsys fs, ext2_ino_t parent, int is_dir,
 		    ext2_ino_t *ino)
 {
-	ext2_filsys fs = img->fs;
 	uint64_t ipg = fs->super->s_inodes_per_group;
 	struct grp_view v;
 	dgrp_t pg;
@@ -143,7 +142,7 @@ errcode_t e3_ialloc(struct e3_image *img, ext2_ino_t parent, int is_dir,
 		if (err)
 			return err;
 	}
-	view_init(&v, img, is_dir);
+	view_init(&v, fs, is_dir);
 	pg = (parent >= 1 && parent <= fs->super->s_inodes_count) ?
 		(dgrp_t)((parent - 1) / ipg) : 0;
 	if (!is_dir)

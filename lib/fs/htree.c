@@ -66,7 +66,6 @@
 #include "alloc/alloc.h"
 #include "blockmap.h"
 #include "journal/journal.h"
-#include "copyin/copyin.h"
 #include "load_int.h"
 #include "util/grow.h"
 

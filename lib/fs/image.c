@@ -272,15 +272,44 @@ errcode_t e3_image_mark_unclean(struct e3_image *img)
 	return err;
 }
 
+/* The journal's commit callback: blocks freed by the committed
+ * transaction become allocatable. */
+static void journal_committed(void *arg)
+{
+	struct e3_image *img = arg;
+
+	if (img->alloc)
+		e3_alloc_committed(img->alloc);
+}
+
+/* The allocator's free callback: blocks libext2fs freed may be in the
+ * live log; revoke them before anyone can reuse them (the journal skips
+ * blocks it never logged). */
+static void alloc_freed(void *arg, blk64_t start, blk64_t n)
+{
+	struct e3_image *img = arg;
+
+	if (img->journal)
+		for (blk64_t b = start; b < start + n; b++)
+			e3_journal_revoke(img->journal, b);
+}
+
 static errcode_t start_writer(struct e3_image *img)
 {
+	struct e3_alloc_ops ao = { .freed = alloc_freed, .arg = img };
+	struct e3_journal_params jp = {
+		.clock = img->clock,
+		.commit_interval = img->opts.commit_interval,
+		.committed = journal_committed,
+		.arg = img,
+	};
 	errcode_t err;
 
-	err = e3_alloc_create(img, img->opts.alloc, &img->alloc);
+	err = e3_alloc_create(img->fs, img->opts.alloc, &ao, &img->alloc);
 	if (err)
 		return err;
 	if (ext2fs_has_feature_journal(img->fs->super)) {
-		err = e3_journal_start(img, &img->journal);
+		err = e3_journal_start(img->fs, &jp, &img->journal);
 		if (err)
 			return err;
 	}

@@ -1,6 +1,9 @@
 /*
- * image.h: the private state of an open image, shared by lib/'s layers
- * (alloc, journal, load). Tools never include this.
+ * image.h: the private state of an open image, shared by the files of
+ * lib/fs/ and by the engines above (mkfs, copyin, defrag). The allocator
+ * and the journal below never see it: the image hands them what they need
+ * (struct e3_alloc_ops, struct e3_journal_params). Tools never include
+ * this.
  *
  * LOCKING — the one place where lock order is written down.
  *
@@ -12,7 +15,10 @@
  *   file->lock   (struct e3_file)   one open file's block map and buffers
  *                                   (a file is normally used by one thread).
  *
- *   Order: file->lock  ->  fs_lock  ->  rsv_lock.
+ *   defer_lock   (struct e3_alloc)  blocks freed in the running transaction
+ *                                   (a leaf, taken under any of the above).
+ *
+ *   Order: file->lock  ->  fs_lock  ->  rsv_lock  (-> defer_lock).
  *   Never take fs_lock while holding rsv_lock. File data is written with
  *   pwrite(img->fd) holding no lock at all.
  */
@@ -20,6 +26,7 @@
 #define E3_IMAGE_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include "e3img.h"
 
 struct e3_alloc;
@@ -27,6 +34,9 @@ struct e3_journal;
 struct e3_load;
 
 struct e3_image {
+	/* First member: the allocator's libext2fs hooks find it from
+	 * fs->priv_data (see struct e3_alloc_ops). */
+	struct e3_alloc *alloc;		/* own locks; NULL when read-only */
 	char *path;
 	int fd;				/* O_RDWR (or O_RDONLY) image file:
 					   holds the flock, file data pwrite */
@@ -39,7 +49,6 @@ struct e3_image {
 	int64_t clock;
 	pthread_mutex_t fs_lock;
 	ext2_filsys fs;			/* [fs_lock]; fs->priv_data == this */
-	struct e3_alloc *alloc;		/* own locks; NULL when read-only */
 	struct e3_journal *journal;	/* [fs_lock]; NULL without a journal */
 	struct e3_load *load;		/* load-layer state, own locks */
 	/* file data written since the kernel was last told to start writing
@@ -53,6 +62,9 @@ struct e3_image {
 	int was_valid;			/* fixed at open: VALID_FS then */
 	int unclean_on_disk;		/* [fs_lock] (read unlocked: set once) */
 };
+
+_Static_assert(offsetof(struct e3_image, alloc) == 0,
+	       "the allocator's hooks read fs->priv_data as struct e3_alloc **");
 
 static inline struct e3_image *e3_image_of(ext2_filsys fs)
 {

@@ -392,7 +392,7 @@ errcode_t e3_inode_new(struct e3_image *img, ext2_ino_t parent,
 	*inode = e3_inode_alloc(img->fs);
 	if (!*inode)
 		return ENOMEM;
-	err = e3_ialloc(img, parent, is_dir, ino);
+	err = e3_ialloc(img->fs, parent, is_dir, ino);
 	if (err) {
 		free(*inode);
 		*inode = NULL;

@@ -73,7 +73,6 @@
 #include <time.h>
 
 #include "journal_int.h"
-#include "alloc/alloc.h"
 #include "e3_err.h"
 
 uint64_t jnl_now_ns(void)
@@ -208,9 +207,9 @@ errcode_t e3_journal_geometry_fits(unsigned block_size, uint64_t groups,
 		E3_JOURNAL_TOO_SMALL : 0;
 }
 
-errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
+errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
+			  struct e3_journal **ret)
 {
-	ext2_filsys fs = img->fs;
 	struct e3_journal *j;
 	unsigned interval;
 	errcode_t err;
@@ -222,7 +221,7 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 	jset_init(&j->revoked);
 	jset_init(&j->ckpt);
 	jset_init(&j->homed);
-	j->img = img;
+	j->p = *p;
 	j->fs = fs;
 	j->bs = fs->blocksize;
 	err = e3_fault_parse(&j->fault, getenv("E3_FAULT"));
@@ -263,7 +262,7 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret)
 		err = E3_JOURNAL_TOO_SMALL;
 		goto fail;
 	}
-	interval = img->opts.commit_interval ? img->opts.commit_interval : 5;
+	interval = p->commit_interval ? p->commit_interval : 5;
 	j->interval_ns = (uint64_t)interval * 1000000000ULL;
 	j->last_commit_ns = jnl_now_ns();
 	err = jio_wrap(j);
@@ -288,8 +287,8 @@ errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint)
 	if (j->state == JS_ABORTED)
 		return E3_JOURNAL_ABORTED;
 	if (j->bypass) {
-		if (j->img->alloc)
-			e3_alloc_committed(j->img->alloc);
+		if (j->p.committed)
+			j->p.committed(j->p.arg);
 		return 0;
 	}
 	err = jc_commit(j);

@@ -3,17 +3,37 @@
  * image's unix I/O channel that captures every metadata write into the
  * running JBD2 transaction; commit, checkpoint; recovery is public
  * (e3_journal_replay in e3img.h).
+ *
+ * This layer knows nothing of the image struct, files or the allocator
+ * (the kernel's split between fs/jbd2 and fs/ext3): what it needs from
+ * above comes in struct e3_journal_params at start. Callers serialise
+ * every call with the lock that guards the ext2_filsys (fs_lock).
  */
 #ifndef E3_JOURNAL_H
 #define E3_JOURNAL_H
 
-#include "fs/image.h"
+#include <stdint.h>
+#include <ext2fs/ext2fs.h>
 
 struct e3_journal;
 
-/* Starts journaling img->fs: wraps img->fs->io. The journal must be empty
- * (replay first). Caller holds fs_lock. */
-errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret);
+/* What the layer above tells the journal when it starts. */
+struct e3_journal_params {
+	/* commit block times: seconds of a fixed clock (SOURCE_DATE_EPOCH),
+	 * so the log's bytes are reproducible; -1 for the real clock */
+	int64_t clock;
+	/* seconds between time-driven commits; 0: 5, as ext3's default */
+	unsigned commit_interval;
+	/* after every commit (bypass mode: every commit call): blocks freed
+	 * in the committed transaction may be reused now. May be NULL. */
+	void (*committed)(void *arg);
+	void *arg;
+};
+
+/* Starts journaling fs: wraps fs->io. The journal must be empty (replay
+ * first). Caller holds fs_lock. */
+errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
+			  struct e3_journal **ret);
 /* End of one atomic operation (mkdir, a file's close...): commits when the
  * running transaction has reached a quarter of the journal (at most
  * JNL_TXN_MEM of blocks) or the commit interval has passed. Caller holds
@@ -21,7 +41,7 @@ errcode_t e3_journal_start(struct e3_image *img, struct e3_journal **ret);
 errcode_t e3_journal_op_end(struct e3_journal *j);
 /* Writes libext2fs' dirty state (bitmaps, group descriptors, superblock)
  * into the running transaction and commits it; checkpoints too if asked.
- * Ordered mode: file data written with pwrite(img->fd) before this call is
+ * Ordered mode: file data written with pwrite() to the image before this call is
  * made durable before the commit block. Caller holds fs_lock. */
 errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint);
 /* Before an operation whose size depends on the content (the htree index

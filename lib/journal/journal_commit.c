@@ -25,7 +25,6 @@
 #include <time.h>
 
 #include "journal_int.h"
-#include "alloc/alloc.h"
 #include "e3_err.h"
 
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -207,8 +206,8 @@ static void build_txn(struct e3_journal *j, const struct txn_shape *s,
 	c.c_header.h_sequence = jbd2_be32(j->tid);
 	/* SOURCE_DATE_EPOCH keeps the log bytes reproducible (the image's
 	 * clock: fs->now cannot say 0) */
-	if (j->img ? j->img->clock >= 0 : j->fs->now != 0) {
-		ts.tv_sec = j->img ? (time_t)j->img->clock : j->fs->now;
+	if (j->p.clock >= 0) {
+		ts.tv_sec = (time_t)j->p.clock;
 		ts.tv_nsec = 0;
 	} else
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -308,8 +307,8 @@ static errcode_t commit_locked(struct e3_journal *j)
 	j->tid++;
 	j->commits++;
 	j->last_commit_ns = jnl_now_ns();
-	if (j->img && j->img->alloc)
-		e3_alloc_committed(j->img->alloc);
+	if (j->p.committed)
+		j->p.committed(j->p.arg);
 	e3_fault_committed(&j->fault, j->commits);
 	/* what is held for the checkpoint is bounded, not the log's size */
 	return j->ckpt.n >= j->ckpt_max ? write_home(j) : 0;

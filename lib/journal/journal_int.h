@@ -44,7 +44,7 @@ enum e3_jstate {
 };
 
 struct e3_journal {
-	struct e3_image *img;
+	struct e3_journal_params p;	/* from the layer above, fixed */
 	ext2_filsys fs;
 	io_channel real;		/* unix_io channel underneath */
 	io_channel wrap;		/* ours, installed as fs->io */

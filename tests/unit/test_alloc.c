@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <unistd.h>
 #include "unit.h"
+#include "fs/image.h"
 #include "alloc/alloc.h"
 #include "alloc/rsv_tree.h"
 
@@ -62,7 +63,7 @@ static struct e3_image *open_image(enum e3_alloc_mode mode)
 		return NULL;
 	}
 	img->fs->priv_data = img;
-	err = e3_alloc_create(img, mode, &img->alloc);
+	err = e3_alloc_create(img->fs, mode, NULL, &img->alloc);
 	if (err) {
 		fprintf(stderr, "  e3_alloc_create: %ld\n", (long)err);
 		ext2fs_free(img->fs);
@@ -566,22 +567,22 @@ static void test_ialloc_spread(void)
 		return;
 	pthread_mutex_lock(&img->fs_lock);
 	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
-		CHECK_OK(e3_ialloc(img, EXT2_ROOT_INO, 1, &ino));
+		CHECK_OK(e3_ialloc(img->fs, EXT2_ROOT_INO, 1, &ino));
 		if (ino != want[i])
 			fprintf(stderr, "  dir %zu: inode %u, want %u\n", i,
 				ino, want[i]);
 		CHECK(ino == want[i]);
 	}
-	CHECK_OK(e3_ialloc(img, 97, 1, &ino));
+	CHECK_OK(e3_ialloc(img->fs, 97, 1, &ino));
 	CHECK(ino == 98);
-	CHECK_OK(e3_ialloc(img, 98, 0, &ino));
+	CHECK_OK(e3_ialloc(img->fs, 98, 0, &ino));
 	CHECK(ino == 99);
 	CHECK(ext2fs_bg_used_dirs_count(img->fs, 3) == 2);
 	/* Files fill the parent's group, then move on. */
 	for (int i = 0; i < 29; i++)
-		CHECK_OK(e3_ialloc(img, 98, 0, &ino));
+		CHECK_OK(e3_ialloc(img->fs, 98, 0, &ino));
 	CHECK(ino == 128);
-	CHECK_OK(e3_ialloc(img, 98, 0, &ino));
+	CHECK_OK(e3_ialloc(img->fs, 98, 0, &ino));
 	CHECK(ino / 32 != 3);
 	pthread_mutex_unlock(&img->fs_lock);
 	drop_image(img);
