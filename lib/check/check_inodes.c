@@ -18,25 +18,19 @@
 #include <unistd.h>
 
 #include "check_walk.h"
+#include "e3_inspect.h"
 
 #define EXT4_EXTENTS_FL_ 0x00080000
 #define EXT4_INLINE_FL_ 0x10000000
-#define MAX_GROUPS_SEEN 64
 
 struct fstate {			/* one file's walk in pass 2 */
 	struct chk_worker *w;
 	ext2_ino_t ino;
 	int is_dir;
-	uint64_t nblocks;
 	e2_blkcnt_t last_lblk;
 	e2_blkcnt_t next_dir;	/* directories: next logical block expected */
 	int hole_reported;
-	blk64_t prev;		/* e2fsck's previous_block */
-	int fragmented;
-	uint32_t runs, groups;
-	dgrp_t seen[MAX_GROUPS_SEEN];
-	unsigned nseen;
-	dgrp_t lastg;
+	struct e3_runs runs;	/* the layout figures (lib/inspect) */
 };
 
 static struct e3_finding *wadd(struct chk_worker *w, int code,
@@ -49,31 +43,12 @@ static struct e3_finding *wadd(struct chk_worker *w, int code,
 	return f;
 }
 
-static void note_group(struct fstate *st, blk64_t b)
-{
-	struct chk_ctx *ctx = st->w->ctx;
-	dgrp_t g = (b - ctx->fs->super->s_first_data_block) /
-		   ctx->fs->super->s_blocks_per_group;
-	unsigned i;
-
-	if (st->groups && g == st->lastg)
-		return;
-	st->lastg = g;
-	for (i = 0; i < st->nseen; i++)
-		if (st->seen[i] == g)
-			return;
-	if (st->nseen < MAX_GROUPS_SEEN)
-		st->seen[st->nseen++] = g;
-	st->groups++;
-}
-
 static void on_illegal(struct chk_walk *wk, blk64_t b, e2_blkcnt_t lblk)
 {
 	struct fstate *st = wk->arg;
 	struct e3_finding *f;
 
-	if (st->prev && st->prev + 1 != b)
-		st->fragmented = 1;
+	e3_runs_step(&st->runs, b);
 	if (wk->illegal > CHK_MAX_ILLEGAL)
 		return;
 	f = wadd(st->w, lblk < 0 ? E3P_INO_BAD_IND : E3P_INO_ILLEGAL_BLOCK,
@@ -91,8 +66,7 @@ static int visit(struct chk_walk *wk, blk64_t b, e2_blkcnt_t lblk)
 	struct chk_ctx *ctx = w->ctx;
 	struct e3_finding *f;
 
-	if (st->prev && st->prev + 1 != b)
-		st->fragmented = 1;
+	e3_runs_step(&st->runs, b);
 	if (chk_bit(&ctx->meta, b)) {
 		f = wadd(w, E3P_INO_METADATA_BLOCK, st->ino);
 		if (f) {
@@ -108,11 +82,7 @@ static int visit(struct chk_walk *wk, blk64_t b, e2_blkcnt_t lblk)
 	} else {
 		chk_set(&w->used, b);
 	}
-	if (!st->nblocks || b != st->prev + 1)
-		st->runs++;
-	note_group(st, b);
-	st->prev = b;
-	st->nblocks++;
+	e3_runs_add(&st->runs, b);
 	if (lblk < 0)
 		return 0;
 	st->last_lblk = lblk;
@@ -195,21 +165,18 @@ static void account_layout(struct chk_worker *w, struct fstate *st,
 	struct e3_layout_file lf;
 	unsigned worst = ctx->opts.worst ? ctx->opts.worst : 10;
 
-	if (st->fragmented && st->ino != EXT2_RESIZE_INO &&
+	if (st->runs.fragmented && st->ino != EXT2_RESIZE_INO &&
 	    counted < ctx->fs->super->s_blocks_per_group) {
 		if (st->is_dir)
 			lay->fragmented_dirs++;
 		else
 			lay->fragmented_files++;
 	}
-	if (!st->nblocks || st->ino == EXT2_RESIZE_INO)
+	if (!st->runs.nblocks || st->ino == EXT2_RESIZE_INO)
 		return;
 	memset(&lf, 0, sizeof(lf));
 	lf.ino = st->ino;
-	lf.blocks = st->nblocks;
-	lf.runs = st->runs;
-	lf.groups = st->groups ? st->groups : 1;
-	lf.excess = lf.runs > lf.groups ? lf.runs - lf.groups : 0;
+	e3_runs_figures(&st->runs, &lf);
 	lay->files_with_blocks++;
 	lay->total_runs += lf.runs;
 	lay->total_excess += lf.excess;
@@ -273,7 +240,7 @@ static void check_sizes(struct chk_worker *w, const struct ext2_inode *in,
 			struct fstate *st, int ea_ok)
 {
 	struct chk_ctx *ctx = w->ctx;
-	uint64_t want_iblocks = (st->nblocks + (ea_ok ? 1 : 0)) * (ctx->bs / 512);
+	uint64_t want_iblocks = (st->runs.nblocks + (ea_ok ? 1 : 0)) * (ctx->bs / 512);
 	uint64_t size = EXT2_I_SIZE(in), want;
 	struct e3_finding *f;
 
@@ -338,6 +305,7 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 	st.ino = ino;
 	st.is_dir = LINUX_S_ISDIR(in->i_mode);
 	st.last_lblk = -1;
+	e3_runs_init(&st.runs, ctx->fs->super);
 	walk_setup(w, &wk, visit, &st);
 	wk.on_illegal = on_illegal;
 	if (in->i_file_acl)
@@ -360,20 +328,20 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 			ctx->ist[ino] |= CI_BAD;
 		}
 	}
-	if (st.nblocks)
+	if (st.runs.nblocks)
 		ctx->ist[ino] |= CI_HAS_BLOCKS;
-	account_layout(w, &st, st.nblocks + (ea_ok ? 1 : 0));
+	account_layout(w, &st, st.runs.nblocks + (ea_ok ? 1 : 0));
 	if (check && !(ctx->ist[ino] & CI_BAD))
 		check_sizes(w, in, &st, ea_ok);
 	if (LINUX_S_ISLNK(in->i_mode) && valid && check) {
 		uint64_t size = EXT2_I_SIZE(in);
 
-		if (st.nblocks != 1 || size >= ctx->bs || !size) {
+		if (st.runs.nblocks != 1 || size >= ctx->bs || !size) {
 			struct e3_finding *f = wadd(w, E3P_INO_BAD_SYMLINK_SIZE, ino);
 
 			if (f) {
 				f->num = size;
-				f->num2 = st.nblocks;
+				f->num2 = st.runs.nblocks;
 			}
 			ctx->ist[ino] |= CI_BAD;
 		}

@@ -4,15 +4,17 @@
  * runs per file (summed in pass 2), free-space fragmentation like
  * e2freefrag, and the --max-* gates naming the worst files.
  *
- * A run is a stretch of physically consecutive blocks in e2fsck's block
- * order (indirect blocks included, holes skipped). A file that touches G
- * block groups needs at least G runs; runs beyond that are excess.
+ * The figures themselves (runs, groups crossed, free extents) are
+ * lib/inspect's, shared with e3defrag and e3debugfs (e3_inspect.h); the
+ * walk that feeds them is pass 2's, and the free-space scan reads this
+ * check's own block map, not the image's bitmap.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "e3_inspect.h"
 
 static void free_space(struct chk_ctx *ctx, struct e3_layout *lay)
 {
@@ -37,22 +39,7 @@ static void free_space(struct chk_ctx *ctx, struct e3_layout *lay)
 			len++;
 			continue;
 		}
-		if (!len)
-			continue;
-		lay->free_extents++;
-		lay->free_blocks += len;
-		if (!lay->free_min || len < lay->free_min)
-			lay->free_min = len;
-		if (len > lay->free_max)
-			lay->free_max = len;
-		{
-			int i = 63 - __builtin_clzll(len);
-
-			if (i >= E3_FREEFRAG_BUCKETS)
-				i = E3_FREEFRAG_BUCKETS - 1;
-			lay->hist_extents[i]++;
-			lay->hist_blocks[i] += len;
-		}
+		e3_free_extent_add(lay, len);
 		len = 0;
 	}
 }

@@ -14,7 +14,7 @@ cd "$top"
 clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-Ilib $(pkg-config --cflags ext2fs com_err uuid libbsd-overlay) \
 	tests/fuzz/fuzz_check.c lib/check/*.c lib/e3_err.c \
-	lib/journal/recovery.c lib/journal/jbd2_log.c lib/journal/mkjournal.c \
+	lib/inspect/*.c lib/journal/recovery.c lib/journal/jbd2_log.c lib/journal/mkjournal.c \
 	$(pkg-config --libs ext2fs com_err uuid libbsd-overlay) -lpthread -lm \
 	-o "$out/fuzz_check" 2>&1 | grep -v warning || true
 for b in 1024 4096; do

@@ -1,0 +1,69 @@
+/*
+ * e3_inspect.h: public API of the inspection layer (lib/inspect/) — the
+ * layout figures that e3fsck --layout, e3defrag and e3debugfs share, so
+ * that all three count a file's runs and the free space the same way.
+ *
+ * A run is a stretch of physically consecutive blocks in e2fsck's block
+ * order: ext2fs_block_iterate3's order without BLOCK_FLAG_DEPTH_TRAVERSE,
+ * an indirect block before the blocks it maps, holes skipped. A file that
+ * touches G block groups needs at least G runs; runs beyond that are
+ * excess. "Fragmented" is e2fsck's own rule (a block that does not follow
+ * the previous one), which also counts blocks the runs leave out.
+ */
+#ifndef E3_INSPECT_H
+#define E3_INSPECT_H
+
+#include <stdint.h>
+#include <ext2fs/ext2fs.h>
+#include "e3_check.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Distinct block groups remembered per file; a file crossing more is
+ * still counted, but may count a group it comes back to twice. */
+#define E3_RUNS_GROUPS_SEEN 64
+
+/* One file's walk: feed every block in e2fsck's order. */
+struct e3_runs {
+	blk64_t first_data_block, blocks_per_group;	/* geometry */
+	blk64_t prev;			/* last block counted; 0: none yet */
+	uint64_t nblocks;		/* blocks counted */
+	uint32_t runs;			/* physically contiguous runs */
+	uint32_t groups;		/* block groups touched */
+	int fragmented;			/* e2fsck's "non-contiguous" */
+	dgrp_t seen[E3_RUNS_GROUPS_SEEN];
+	unsigned nseen;
+	dgrp_t lastg;
+};
+
+void e3_runs_init(struct e3_runs *r, const struct ext2_super_block *sb);
+/* e2fsck's previous_block test for a block met in the walk, counted or
+ * not (an illegal block, a metadata block not followed as a map). */
+void e3_runs_step(struct e3_runs *r, blk64_t b);
+/* Counts b as the file's next block (call e3_runs_step first). */
+void e3_runs_add(struct e3_runs *r, blk64_t b);
+/* The per-file figures (ino and path left to the caller). */
+void e3_runs_figures(const struct e3_runs *r, struct e3_layout_file *lf);
+
+/* Walks ino's block map (block-mapped files; directories and symlinks
+ * with blocks too) read-only in e2fsck's order into r. Data blocks outside
+ * the filesystem are stepped over, not counted; an indirect block outside
+ * it ends the walk with EXT2_ET_BAD_IND_BLOCK (the map is damaged: ask
+ * e3fsck). inode may be NULL (then it is read). */
+errcode_t e3_runs_of_inode(ext2_filsys fs, ext2_ino_t ino,
+			   struct ext2_inode *inode, struct e3_runs *r);
+
+/* Free-space figures (the free_* and hist_* fields of struct e3_layout),
+ * like e2freefrag. Adds one free extent of len blocks. */
+void e3_free_extent_add(struct e3_layout *lay, blk64_t len);
+/* Zeroes the free-space figures and fills them from fs->block_map (read
+ * first if need be). */
+errcode_t e3_free_scan(ext2_filsys fs, struct e3_layout *lay);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
