@@ -5,7 +5,7 @@
  * The library detects and (when asked) repairs; it never prints. Every
  * finding carries a problem code; e3_problem() gives the message template
  * and what -p/-y do about it, so "would fix" and "fixed" wording comes from
- * one table (lib/check_problem.c).
+ * one table (lib/check/check_problem.c).
  */
 #ifndef E3_CHECK_H
 #define E3_CHECK_H

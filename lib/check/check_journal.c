@@ -2,9 +2,9 @@
  * check_journal.c: pass 7 — the internal journal: its inode (a regular
  * file, big enough, no holes in the log), its superblock (magic, type,
  * block size, length, features) and whether a replay is pending. The
- * replay itself is lib/recovery.c's e3_journal_replay. An invalid
+ * replay itself is lib/journal/recovery.c's e3_journal_replay. An invalid
  * internal journal is cleared by the round's fixes (the passes ignore
- * inode 8 meanwhile) and recreated (lib/mkjournal.c) at the end of a
+ * inode 8 meanwhile) and recreated (lib/journal/mkjournal.c) at the end of a
  * later round. It runs first, as e2fsck's journal check does, so that a
  * replayed image, or one without the invalid journal, is what the other
  * passes see.
@@ -71,7 +71,7 @@ static int read_jsb(struct chk_ctx *ctx, struct ext2_inode *in, struct jsb *j)
 	return 0;
 }
 
-/* The log's block map as recovery and writers use it (lib/jbd2_log.c):
+/* The log's block map as recovery and writers use it (lib/journal/jbd2_log.c):
  * every block inside the filesystem, none twice, no hole. A log that
  * fails this is not replayed (recovery would refuse it) but reported as
  * invalid; e2fsck reports the first two, and the kernel cannot write a
@@ -378,7 +378,7 @@ void chk_journal_left(struct chk_ctx *ctx)
 	not_recreated(ctx, why);
 }
 
-/* With -p/-y a pending log is replayed through lib/recovery.c and the
+/* With -p/-y a pending log is replayed through lib/journal/recovery.c and the
  * round ends, so the next one reopens the replayed image. An invalid
  * journal is marked to be cleared by this round's fixes
  * (chk_clear_journal), and the passes go on without inode 8. With -n the

@@ -1,6 +1,6 @@
 /*
  * dirfind.h: finding and removing one name in a directory without reading
- * all of it when the directory has an htree index (lib/dirfind.c).
+ * all of it when the directory has an htree index (lib/fs/dirfind.c).
  * Callers hold fs_lock.
  */
 #ifndef E3_DIRFIND_H

@@ -1,5 +1,5 @@
 /*
- * file_int.h: an open file being loaded (lib/file.c), shared with load.c
+ * file_int.h: an open file being loaded (lib/fs/file.c), shared with load.c
  * so that image close can find files left open.
  */
 #ifndef E3_FILE_INT_H

@@ -1,7 +1,7 @@
 /*
  * mkjournal.h: one way to add an internal journal (inode 8) through
- * libext2fs, shared by mkfs (lib/mkfs_apply.c) and by the checker when it
- * recreates an invalid journal (lib/check_journal.c).
+ * libext2fs, shared by mkfs (lib/mkfs/mkfs_apply.c) and by the checker when it
+ * recreates an invalid journal (lib/check/check_journal.c).
  */
 #ifndef E3_MKJOURNAL_H
 #define E3_MKJOURNAL_H

@@ -1,5 +1,5 @@
 /*
- * test_dircache.c: the load API's directory cache (lib/dircache.c) and
+ * test_dircache.c: the load API's directory cache (lib/fs/dircache.c) and
  * e3_file_close_many, on small real images made by mke2fs (1 KiB blocks,
  * so directories grow a block every few names).
  *

@@ -1,5 +1,5 @@
 /*
- * test_mkjournal.c: lib/mkjournal.c's arithmetic against libext2fs — the
+ * test_mkjournal.c: lib/journal/mkjournal.c's arithmetic against libext2fs — the
  * blocks e3_journal_fs_blocks says a journal takes must be the blocks
  * ext2fs_add_journal_inode3 allocates (the checker refuses to recreate a
  * journal that would not fit by this count, so an undercount would let

@@ -1,5 +1,5 @@
 /*
- * test_rsv_tree.c: the window set (lib/rsv_tree.c) in both forms against a
+ * test_rsv_tree.c: the window set (lib/alloc/rsv_tree.c) in both forms against a
  * plain array model: 100k random inserts, removes and lookups with a fixed
  * seed, the validator after every step, and proof that the validator does
  * notice a broken set.
