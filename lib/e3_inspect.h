@@ -14,6 +14,7 @@
 #define E3_INSPECT_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <ext2fs/ext2fs.h>
 #include "e3_check.h"
 
@@ -61,6 +62,39 @@ void e3_free_extent_add(struct e3_layout *lay, blk64_t len);
 /* Zeroes the free-space figures and fills them from fs->block_map (read
  * first if need be). */
 errcode_t e3_free_scan(ext2_filsys fs, struct e3_layout *lay);
+
+/* ---- the block-map picture ------------------------------------------ */
+
+/* What a cell of the picture shows: the class most of its blocks have. */
+enum e3_map_class {
+	E3_MAP_FREE = 0,
+	E3_MAP_META,		/* superblocks, descriptors, bitmaps, inode
+				   tables, reserved GDT (the resize inode) */
+	E3_MAP_JOURNAL,
+	E3_MAP_DIR,
+	E3_MAP_FILE,		/* regular files without excess runs */
+	E3_MAP_FRAG,		/* regular files with excess runs */
+	E3_MAP_OTHER,		/* symlinks, EA blocks, other inodes' blocks */
+	E3_MAP_NCLASS
+};
+#define E3_MAP_CELLS 256	/* cells per band */
+#define E3_MAP_MAX_BANDS 256	/* more groups than this share bands */
+
+struct e3_map_stats {
+	unsigned bands;			/* rows drawn */
+	uint64_t cell_blocks;		/* blocks per cell */
+	uint64_t blocks[E3_MAP_NCLASS];	/* blocks of each class */
+	uint64_t fragmented_files;	/* regular files drawn as fragmented */
+};
+
+/* Writes an SVG picture of fs's blocks to out: one band per block group
+ * (or per few, past E3_MAP_MAX_BANDS groups), a legend with the block
+ * count of each class, title (may be NULL) at the top. Reads the bitmaps
+ * and every inode's map; writes nothing to the image. st may be NULL.
+ * EIO if writing to out failed. */
+errcode_t e3_map_svg(ext2_filsys fs, FILE *out, const char *title,
+		     struct e3_map_stats *st);
+const char *e3_map_class_name(enum e3_map_class c);
 
 #ifdef __cplusplus
 }

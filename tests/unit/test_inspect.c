@@ -214,11 +214,66 @@ static void test_matches_check(void)
 	cleanup();
 }
 
+/* The block-map picture of a fragmented image: every block drawn in
+ * exactly one class, the free ones as free, the fragmented files named,
+ * and the SVG renders (rsvg-convert, from librsvg2-bin) to a PNG. */
+static void test_map_svg(void)
+{
+	struct e3_map_stats st;
+	char svg[80], png[96], cmd[256];
+	uint64_t sum = 0;
+	ext2_filsys fs;
+	FILE *out, *p;
+	unsigned char magic[8] = { 0 };
+
+	if (make_fragmented()) {
+		CHECK(!"mke2fs/debugfs could not make the test image");
+		cleanup();
+		return;
+	}
+	snprintf(svg, sizeof(svg), "%s.svg", img_path);
+	snprintf(png, sizeof(png), "%s.png", img_path);
+	CHECK_OK(ext2fs_open(img_path, EXT2_FLAG_64BITS, 0, 0,
+			     unix_io_manager, &fs));
+	out = fopen(svg, "w");
+	CHECK(out != NULL);
+	if (out) {
+		CHECK_OK(e3_map_svg(fs, out, "test <image> & more", &st));
+		CHECK(fclose(out) == 0);
+		for (int c = 0; c < E3_MAP_NCLASS; c++) {
+			sum += st.blocks[c];
+			fprintf(stderr, "  # %s: %llu blocks\n",
+				e3_map_class_name(c),
+				(unsigned long long)st.blocks[c]);
+		}
+		CHECK(sum == ext2fs_blocks_count(fs->super) -
+			     fs->super->s_first_data_block);
+		CHECK(st.blocks[E3_MAP_FREE] ==
+		      ext2fs_free_blocks_count(fs->super));
+		CHECK(st.blocks[E3_MAP_JOURNAL] >= 1024);
+		CHECK(st.blocks[E3_MAP_META] > 0 && st.blocks[E3_MAP_DIR] > 0);
+		CHECK(st.blocks[E3_MAP_FRAG] > 0 && st.fragmented_files >= 1);
+		CHECK(st.bands == fs->group_desc_count);
+		snprintf(cmd, sizeof(cmd), "rsvg-convert -o %s %s", png, svg);
+		CHECK(system(cmd) == 0);
+		p = fopen(png, "rb");
+		CHECK(p && fread(magic, 1, 8, p) == 8 &&
+		      !memcmp(magic, "\x89PNG\r\n\x1a\n", 8));
+		if (p)
+			fclose(p);
+	}
+	ext2fs_close_free(&fs);
+	unlink(svg);
+	unlink(png);
+	cleanup();
+}
+
 int main(void)
 {
 	e3_init_errors();
 	RUN(test_runs_sequences);
 	RUN(test_free_histogram);
 	RUN(test_matches_check);
+	RUN(test_map_svg);
 	return unit_done();
 }
