@@ -98,6 +98,16 @@ errcode_t e3_mkdir(e3_image_t *img, ext2_ino_t parent, const char *name,
 errcode_t e3_create(e3_image_t *img, ext2_ino_t parent, const char *name,
 		    const struct e3_attr *attr, uint64_t size_hint,
 		    e3_file_t **ret);
+/* e3_create for a file with holes, whose layout the caller knows: blocks
+ * is every block the file will take in the image, its data blocks plus the
+ * IND/DIND/TIND blocks that map them, counted per data region (a hole
+ * does not spare the indirect blocks above the data after it). The window
+ * holds all of them, booked now: a hint that falls short leaves the rest
+ * to be booked by whichever thread writes the file, when it gets there,
+ * and the image then depends on timing. 0: the file has no data. */
+errcode_t e3_create_blocks(e3_image_t *img, ext2_ino_t parent,
+			   const char *name, const struct e3_attr *attr,
+			   uint64_t blocks, e3_file_t **ret);
 errcode_t e3_file_write(e3_file_t *f, const void *buf, size_t len);
 /* Writes at an offset; the blocks skipped over stay holes. */
 errcode_t e3_file_pwrite(e3_file_t *f, const void *buf, size_t len,

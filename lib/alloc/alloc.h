@@ -44,11 +44,13 @@
  *
  * DETERMINISM (same image at any thread count). Placement depends only on
  * the order of window bookings and of windowless allocations, so:
- *   - give every regular file an exact hint, and book its window with
- *     e3_rsv_book(a, r, e3_rsv_goal(a, r)) from ONE thread, in a fixed
- *     order (the creating thread, in sorted order), before any worker
- *     allocates for it — a window booked lazily by the first
- *     e3_alloc_blocks is booked in whatever order the workers get there;
+ *   - give every regular file an exact hint (a sparse file's counts the
+ *     indirect blocks each data region needs: e3_create_blocks), and book
+ *     its window with e3_rsv_book(a, r, e3_rsv_goal(a, r)) from ONE
+ *     thread, in a fixed order (the creating thread, in sorted order),
+ *     before any worker allocates for it — a window booked lazily by
+ *     the first e3_alloc_blocks is booked in whatever order the workers
+ *     get there;
  *   - allocate directory blocks, symlink blocks and anything else done
  *     through libext2fs (the hook: windowless) from that same thread, in
  *     that order;

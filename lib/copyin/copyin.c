@@ -503,6 +503,7 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 
 	memset(c, 0, sizeof(*c));
 	c->img = img;
+	c->bs = img->fs->blocksize;	/* fixed for the image's life */
 	c->o = o;
 	c->st = st;
 	c->epoch = o->clamp_time;

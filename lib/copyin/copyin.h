@@ -81,6 +81,7 @@ struct cp_ctx {
 	struct e3_copyin_stats *st;	/* [stat_lock] */
 	pthread_mutex_t stat_lock;
 	struct e3_workq *wq;		/* NULL: data written inline */
+	unsigned bs;			/* the image's block size */
 	struct cp_linkmap *links;
 	ext2_ino_t dest;		/* destination directory */
 	char *dest_path;		/* its path in the image, no trailing '/' */
@@ -319,6 +320,9 @@ struct cp_regions {
 };
 void cp_regions_add(struct cp_regions *r, unsigned bs, uint64_t start,
 		    uint64_t end);
+/* Data and indirect blocks a file with holes takes once copied: its data
+ * regions (SEEK_DATA/SEEK_HOLE, as the copy finds them) up to size. */
+uint64_t cp_sparse_blocks(int fd, unsigned bs, uint64_t size);
 /* 0 or 1: the xattr block that need bytes of entries (header included)
  * take when they do not fit in an inode of inode_size bytes (after the
  * 32 extra bytes mke2fs asks for). */

@@ -56,21 +56,32 @@ uint64_t cp_xattr_room_blocks(unsigned inode_size, uint64_t need)
 	return 1;
 }
 
-/* Same for a file that may have holes: its data regions one by one. */
-static uint64_t sparse_blocks(int fd, unsigned bs, uint64_t size)
+uint64_t cp_sparse_blocks(int fd, unsigned bs, uint64_t size)
 {
 	struct cp_regions r = { 0 };
 	off_t off = 0, data, hole;
 
+	/* the regions copy_regions (copyin_tree.c) will copy, found the
+	 * same way: the file's window is this count, exactly */
 	while ((uint64_t)off < size) {
 		data = lseek(fd, off, SEEK_DATA);
-		if (data < 0)
-			break;
-		hole = lseek(fd, data, SEEK_HOLE);
-		if (hole < 0 || (uint64_t)hole > size)
+		if (data < 0) {
+			if (errno == ENXIO)
+				break;			/* a hole to the end */
+			data = off;			/* no SEEK_DATA here */
 			hole = (off_t)size;
-		cp_regions_add(&r, bs, (uint64_t)data, (uint64_t)hole);
+		} else {
+			hole = lseek(fd, data, SEEK_HOLE);
+			if (hole < 0)
+				hole = (off_t)size;
+		}
+		if ((uint64_t)hole > size)
+			hole = (off_t)size;
+		if (data < hole)
+			cp_regions_add(&r, bs, (uint64_t)data, (uint64_t)hole);
 		off = hole;
+		if ((uint64_t)data >= size)
+			break;
 	}
 	return r.n;
 }
@@ -215,7 +226,8 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 		if ((uint64_t)st->st_blocks * 512 < (uint64_t)st->st_size &&
 		    (fd = cp_openat(dirfd, d->name, O_RDONLY | O_NOFOLLOW,
 				    cp_noatime_for(&m->noatime, st->st_uid))) >= 0) {
-			nb = sparse_blocks(fd, m->bs, (uint64_t)st->st_size);
+			nb = cp_sparse_blocks(fd, m->bs,
+					      (uint64_t)st->st_size);
 			close(fd);
 		}
 		need->blocks += nb + xattr_blocks(m, -1, dirfd, d->name, path,

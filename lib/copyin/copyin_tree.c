@@ -18,7 +18,10 @@
  * to read or with other links (a later name would be linked to it). So
  * does it those its mode says we cannot read: each removal reads the
  * whole directory again, and many unreadable files in one big directory
- * would cost O(n^2) (20,000 files, half of them mode 000: 1.85 s).
+ * would cost O(n^2) (20,000 files, half of them mode 000: 1.85 s). And
+ * sparse files: their windows are counted from their data regions, which
+ * only an open file tells (they are few; a window short of the file would
+ * make the image depend on timing, alloc.h DETERMINISM).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -562,14 +565,14 @@ static errcode_t prepare(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 	return fresh ? 0 : cp_prepare_name(c, parent, name, path);
 }
 
-/* The bytes the file will hold: its size, or for a sparse file the bytes
- * it has on disk, so that its window (and the run the loader claims
- * ahead) covers its data and not its holes. */
-static uint64_t size_hint(const struct stat *st)
+/* As many bytes on disk as its size says (tar's test for "not sparse"):
+ * its window is its size. A sparse file's is counted from its data
+ * regions (cp_sparse_blocks), indirect blocks included: its bytes on disk
+ * would leave out those above data past a hole, and the worker would
+ * then book the rest itself, at a moment that depends on timing. */
+static int is_dense(const struct stat *st)
 {
-	uint64_t on_disk = (uint64_t)st->st_blocks * 512;
-
-	return on_disk < (uint64_t)st->st_size ? on_disk : (uint64_t)st->st_size;
+	return (uint64_t)st->st_blocks * 512 >= (uint64_t)st->st_size;
 }
 
 static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
@@ -583,11 +586,11 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	char *pcopy;
 	e3_file_t *f;
 	errcode_t err;
-	int fd, defer;
+	int fd, defer, dense = is_dense(st);
 
 	/* the worker opens it when nothing here needs it open, the name is
 	 * free and its mode lets us read it: see the top of the file */
-	defer = no_xattrs && st->st_nlink == 1 && w->dir &&
+	defer = dense && no_xattrs && st->st_nlink == 1 && w->dir &&
 		cp_mode_readable(c, st);
 	if (defer && !fresh) {
 		err = e3_lookup(c->img, parent, name, &old);
@@ -616,7 +619,14 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 			close(fd);
 		return err;
 	}
-	err = e3_create(c->img, parent, name, a, size_hint(st), &f);
+	if (dense)
+		err = e3_create(c->img, parent, name, a,
+				(uint64_t)st->st_size, &f);
+	else
+		err = e3_create_blocks(c->img, parent, name, a,
+				       cp_sparse_blocks(fd, c->bs,
+							(uint64_t)st->st_size),
+				       &f);
 	if (err) {
 		if (fd >= 0)
 			close(fd);
@@ -638,7 +648,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 				.parent = parent,
 				.noatime = cp_noatime_for(&c->noatime, st->st_uid),
 				.size = (uint64_t)st->st_size,
-				.dense = size_hint(st) == (uint64_t)st->st_size,
+				.dense = dense,
 				.path = pcopy };
 	j->name = pcopy + strlen(pcopy) - strlen(name);
 	if (fd < 0)

@@ -545,15 +545,17 @@ static errcode_t file_new(struct e3_image *img, uint64_t size_hint,
 /* Under fs_lock, right after the inode is made: the file's reservation.
  * A hinted file books its whole window now, in create order, so its
  * layout does not depend on which thread writes first (alloc.h,
- * DETERMINISM); a full image only means the file goes windowless. */
-static errcode_t file_bind(struct e3_file *f, ext2_ino_t ino)
+ * DETERMINISM); a full image only means the file goes windowless.
+ * total: every block the file will take (e3_create_blocks), 0: a dense
+ * file of the size hint. */
+static errcode_t file_bind(struct e3_file *f, ext2_ino_t ino, uint64_t total)
 {
 	struct e3_alloc *a = f->img->alloc;
-	uint64_t hint_total = 0;
+	uint64_t hint_total = total;
 	errcode_t err;
 
 	f->ino = ino;
-	if (f->hint_blocks)
+	if (!hint_total && f->hint_blocks)
 		hint_total = bm_blocks_for(f->bm.P, f->hint_blocks);
 	/* ext3 colours a writer's first goal by its process id; ours comes
 	 * from the file, for the same reason */
@@ -619,9 +621,12 @@ out:
 	return err;
 }
 
-errcode_t e3_create(e3_image_t *img, ext2_ino_t parent, const char *name,
-		    const struct e3_attr *attr, uint64_t size_hint,
-		    e3_file_t **ret)
+/* size_hint: bytes, for a dense file; blocks: every block, for a file
+ * whose holes the caller knows (size_hint E3_SIZE_UNKNOWN then). */
+static errcode_t create_file(e3_image_t *img, ext2_ino_t parent,
+			     const char *name, const struct e3_attr *attr,
+			     uint64_t size_hint, uint64_t blocks,
+			     e3_file_t **ret)
 {
 	struct e3_file *f;
 	ext2_ino_t ino = 0;
@@ -638,8 +643,9 @@ errcode_t e3_create(e3_image_t *img, ext2_ino_t parent, const char *name,
 	e3_fs_lock(img);
 	err = create_inode(img, parent, name, attr, &ino);
 	if (!err)
-		err = file_bind(f, ino);	/* the image keeps an empty file
-						   if this fails */
+		err = file_bind(f, ino, blocks);	/* the image keeps an
+							   empty file if this
+							   fails */
 	err2 = e3_op_end(img);
 	e3_fs_unlock(img);
 	if (!err)
@@ -654,6 +660,27 @@ errcode_t e3_create(e3_image_t *img, ext2_ino_t parent, const char *name,
 	e3_load_file_add(img, f);
 	*ret = f;
 	return 0;
+}
+
+errcode_t e3_create(e3_image_t *img, ext2_ino_t parent, const char *name,
+		    const struct e3_attr *attr, uint64_t size_hint,
+		    e3_file_t **ret)
+{
+	return create_file(img, parent, name, attr, size_hint, 0, ret);
+}
+
+/* A sparse file's hint as bytes would be read as a dense file's data
+ * blocks, and the indirect blocks above data far from the start (a 5 GiB
+ * file's last block needs a TIND, a DIND and an IND) would be missing
+ * from its window: the writer would then book one more window itself,
+ * at whatever moment it gets there. Here the caller counts them. The
+ * data blocks are not known, so requests are sized by each write. */
+errcode_t e3_create_blocks(e3_image_t *img, ext2_ino_t parent,
+			   const char *name, const struct e3_attr *attr,
+			   uint64_t blocks, e3_file_t **ret)
+{
+	return create_file(img, parent, name, attr, E3_SIZE_UNKNOWN, blocks,
+			   ret);
 }
 
 ext2_ino_t e3_file_ino(e3_file_t *f)
