@@ -283,16 +283,10 @@ static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 	memset(o, 0, sizeof(*o));
 	e3_mkfs_params_init(&o->params);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "b:d:E:Fg:hi:I:j:J:L:m:nN:O:qU:V",
+	while ((c = getopt_long(argc, argv, ":b:d:E:Fg:hi:I:j:J:L:m:nN:O:qU:V",
 				longopts, NULL)) != -1) {
-		if (c == '?') {
-			if (optopt)
-				tool_usage_error("option -%c %s", optopt,
-						 strchr("bdEgiIjJLmNOU", optopt) ?
-						 "needs a value" : "is unknown");
-			else
-				tool_usage_error("unknown option '%s'",
-						 argv[optind - 1]);
+		if (c == '?' || c == ':') {
+			tool_getopt_error(argv, c);
 			return 2;
 		}
 		parse_option(o, c, optarg);

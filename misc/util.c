@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
+#include <getopt.h>
 #include <sys/stat.h>
 
 #include "util.h"
@@ -55,6 +56,30 @@ void tool_usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, " (see '%s --help')\n", prog);
+}
+
+void tool_getopt_error(char *const *argv, int c)
+{
+	/* the argument getopt stopped at, when it has moved past it: a long
+	 * option ("--name[=value]") always, a short one at the end of its
+	 * group (-vZ: optind still points at the group, so optopt is used) */
+	const char *arg = optind > 0 ? argv[optind - 1] : NULL;
+	int is_long = arg && strncmp(arg, "--", 2) == 0 && arg[2] &&
+		      (c == ':' || optopt == 0 || strchr(arg, '='));
+	int len = is_long ? (int)strcspn(arg, "=") : 0;
+
+	if (c == ':' && is_long)
+		tool_usage_error("option '%.*s' needs a value", len, arg);
+	else if (c == ':')
+		tool_usage_error("option -%c needs a value", optopt);
+	else if (is_long && optopt)
+		tool_usage_error("option '%.*s' takes no value", len, arg);
+	else if (is_long)
+		tool_usage_error("unknown option '%.*s'", len, arg);
+	else if (optopt)
+		tool_usage_error("option -%c is unknown", optopt);
+	else
+		tool_usage_error("unknown option '%s'", arg ? arg : "?");
 }
 
 errcode_t parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *v)
