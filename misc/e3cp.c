@@ -220,16 +220,13 @@ static void split_image(struct cp_args *a, const char *arg)
  * sources' times. */
 static int setup_time(struct cp_args *a)
 {
-	const char *s = getenv("SOURCE_DATE_EPOCH");
-	uint64_t v;
+	int64_t v;
 
 	a->o.clamp_time = -1;
-	if (s && *s) {
-		if (parse_uint(s, 0, INT64_MAX, &v)) {
-			tool_usage_error("bad SOURCE_DATE_EPOCH '%s'", s);
-			return -1;
-		}
-		a->o.clamp_time = (int64_t)v;
+	if (tool_source_date_epoch(&v))
+		return -1;
+	if (v >= 0) {
+		a->o.clamp_time = v;
 		a->reproducible = 1;
 	} else if (a->reproducible) {
 		setenv("SOURCE_DATE_EPOCH", "0", 1);

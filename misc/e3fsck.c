@@ -350,11 +350,12 @@ int main(int argc, char **argv)
 	struct args a;
 	struct e3_check_report *r = NULL;
 	const struct e3_layout *l;
+	int64_t epoch;
 	errcode_t err;
 
 	memset(&a, 0, sizeof(a));
 	tool_init(argv[0]);
-	if (parse_args(argc, argv, &a))
+	if (parse_args(argc, argv, &a) || tool_source_date_epoch(&epoch))
 		return E3_EXIT_USAGE;
 	if (!a.json && isatty(STDERR_FILENO))
 		a.o.progress = progress;

@@ -494,6 +494,7 @@ static int plan(struct mkfs_opts *o, struct e3_mkfs_geometry *g)
 {
 	struct e3_mkfs_params *p = &o->params;
 	const char *why = NULL;
+	int64_t epoch;
 	errcode_t err;
 
 	if (o->err) {
@@ -508,10 +509,11 @@ static int plan(struct mkfs_opts *o, struct e3_mkfs_geometry *g)
 			   o->size_arg);
 		return 1;
 	}
-	if (e3_mkfs_epoch_from_env(p)) {
-		tool_error(o->image, 0,
-			   "SOURCE_DATE_EPOCH must be a number of seconds since 1970");
+	if (tool_source_date_epoch(&epoch))
 		return 1;
+	if (epoch >= 0) {
+		p->have_epoch = 1;
+		p->epoch = epoch;
 	}
 	err = e3_mkfs_validate(p, &why);
 	if (err) {

@@ -82,6 +82,22 @@ void tool_getopt_error(char *const *argv, int c)
 		tool_usage_error("unknown option '%s'", arg ? arg : "?");
 }
 
+int tool_source_date_epoch(int64_t *epoch)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	char shown[48];
+	size_t i;
+
+	if (!e3_source_date_epoch(epoch))
+		return 0;
+	/* the value as given, but never more than one line of it */
+	for (i = 0; s[i] && i < sizeof(shown) - 4; i++)
+		shown[i] = s[i] >= ' ' && s[i] < 0x7f ? s[i] : '?';
+	strcpy(shown + i, s[i] ? "..." : "");
+	tool_error(NULL, 0, "%s, not '%s'", error_message(E3_BAD_EPOCH), shown);
+	return -1;
+}
+
 errcode_t parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *v)
 {
 	char *end;

@@ -27,6 +27,11 @@ void tool_getopt_error(char *const *argv, int c);
  * naming it; 0 when all can. Checked before the image is touched. */
 int tool_check_sources(const char *const *srcs, size_t n);
 
+/* SOURCE_DATE_EPOCH through the library's one parser: 0 with *epoch the
+ * value (-1 when unset or empty), or -1 after one line naming the
+ * variable, its value and the range. */
+int tool_source_date_epoch(int64_t *epoch);
+
 /* Parses "123", "64K", "8M", "1G", "2T" (powers of 1024) into bytes.
  * Returns 0 or E3_BAD_SIZE. */
 errcode_t parse_size(const char *s, uint64_t *bytes);
