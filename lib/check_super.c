@@ -244,6 +244,10 @@ errcode_t chk_open(struct chk_ctx *ctx)
 	}
 	if (epoch > 0)
 		ctx->fs->now = (time_t)epoch;
+	if ((ctx->fs->flags & EXT2_FLAG_RW) && (err = chk_io_wrap(ctx))) {
+		fatal(ctx, err, NULL);
+		return err;
+	}
 	ctx->bs = ctx->fs->blocksize;
 	ctx->nblocks = ext2fs_blocks_count(ctx->fs->super);
 	ctx->ninodes = ctx->fs->super->s_inodes_count;
