@@ -308,6 +308,11 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 	/* its number may be reused: hard links to come must not follow it */
 	if (!err && links <= 1)
 		cp_linkmap_forget(c->links, ino);
+	/* its blocks wait for a commit: take it now if they are needed */
+	if (!err && links <= 1 && c->release_frees)
+		err = cp_release_freed(c, UINT64_MAX);
+	else if (!err && links <= 1 && c->replace_need)
+		err = cp_release_freed(c, c->replace_need);
 	return err;
 }
 
@@ -464,6 +469,21 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 		c->st->total_files += need.files + need.dirs;
 		c->st->total_bytes += need.bytes;
 	}
+	/* --overwrite: what the replaced entries give back (copyin_credit.c);
+	 * needed at all, then each removal commits to make it reusable */
+	if (c->o->overwrite && total.blocks + total.inodes) {
+		struct e3_copyin_need credit = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			if ((err = cp_overwrite_credit(c, srcs[i], &credit)))
+				return err;
+		if (total.blocks > free_blocks && credit.blocks)
+			c->release_frees = 1;
+		total.blocks -= credit.blocks < total.blocks ? credit.blocks :
+							      total.blocks;
+		total.inodes -= credit.inodes < total.inodes ? credit.inodes :
+							      total.inodes;
+	}
 	if (total.blocks > free_blocks) {
 		if (need_more)
 			*need_more = total.blocks - free_blocks;
@@ -503,6 +523,7 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 
 	memset(c, 0, sizeof(*c));
 	c->img = img;
+	c->bs = img->fs->blocksize;
 	c->o = o;
 	c->st = st;
 	c->epoch = o->clamp_time;
