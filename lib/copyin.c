@@ -469,9 +469,11 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 		c->st->total_files += need.files + need.dirs;
 		c->st->total_bytes += need.bytes;
 	}
-	/* --overwrite: what the replaced entries give back (copyin_credit.c);
-	 * needed at all, then each removal commits to make it reusable */
-	if (c->o->overwrite && total.blocks + total.inodes) {
+	/* --overwrite: what the replaced entries give back (copyin_credit.c),
+	 * looked up only when the copy does not fit without it; then each
+	 * removal commits to make its blocks reusable */
+	if (c->o->overwrite &&
+	    (total.blocks > free_blocks || total.inodes > free_inodes)) {
 		struct e3_copyin_need credit = { 0 };
 
 		for (size_t i = 0; i < n; i++)
