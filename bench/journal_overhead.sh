@@ -19,7 +19,7 @@ run() {	# MODE -> seconds
 	local t0 t1
 	t0=$(date +%s.%N)
 	if [ "$1" = bypass ]; then
-		E3_JOURNAL=bypass JLOAD_COMMIT_EVERY=0 bench/jload load "$dir/x.img" "$nfiles" "$threads" "$dir/log"
+		E3_TEST_KNOBS=1 E3_JOURNAL=bypass JLOAD_COMMIT_EVERY=0 bench/jload load "$dir/x.img" "$nfiles" "$threads" "$dir/log"
 	else
 		JLOAD_COMMIT_EVERY=0 bench/jload load "$dir/x.img" "$nfiles" "$threads" "$dir/log"
 	fi

@@ -129,6 +129,8 @@ struct e3_check_report {
 					   nothing was fixed */
 	int state_changed;		/* -p/-y marked the filesystem clean
 					   (or, errors left, not clean) */
+	int write_failed;		/* a repair's write failed: that
+					   round's findings are not fixed */
 	struct e3_layout layout;
 	int exit_code;			/* E3_EXIT_* bits */
 };

@@ -81,8 +81,8 @@ struct e3_mkfs_geometry {
 };
 
 void e3_mkfs_params_init(struct e3_mkfs_params *p);
-/* Reads SOURCE_DATE_EPOCH into p (unset: leaves p alone). E3_BAD_OPTION if
- * it is not a plain non-negative number of seconds. */
+/* Reads SOURCE_DATE_EPOCH into p (unset or empty: leaves p alone).
+ * E3_BAD_EPOCH unless it is 0..E3_EPOCH_MAX (e3_epoch_parse). */
 errcode_t e3_mkfs_epoch_from_env(struct e3_mkfs_params *p);
 /* Applies "feat,^feat,..." to p->features. Only ext3's features may be
  * switched; on E3_EXT4_FEATURE or E3_UNKNOWN_FEATURE the name is in

@@ -24,6 +24,21 @@ extern "C" {
  * names every code. Call once at start-up. */
 void e3_init_errors(void);
 
+/* ---- SOURCE_DATE_EPOCH (lib/fixed_clock.c) ----------------------------- */
+
+/* The largest epoch ext3's unsigned 32-bit superblock times hold. */
+#define E3_EPOCH_MAX 4294967295ULL
+/* The one parser for every tool and the library: unset or "" gives
+ * *epoch = -1 and 0; decimal digits worth 0..E3_EPOCH_MAX give the value;
+ * anything else (a sign, spaces, garbage, past E3_EPOCH_MAX) gives
+ * E3_BAD_EPOCH and *epoch = -1. */
+errcode_t e3_epoch_parse(const char *s, int64_t *epoch);
+/* e3_epoch_parse(getenv("SOURCE_DATE_EPOCH"), epoch). */
+errcode_t e3_source_date_epoch(int64_t *epoch);
+/* E3_EPOCH_INODE when inodes of inode_size bytes cannot hold a time of
+ * epoch (128-byte inodes: signed 32 bits, so past 2038-01-19), else 0. */
+errcode_t e3_epoch_fits_inodes(int64_t epoch, unsigned inode_size);
+
 /* ---- allocation modes ------------------------------------------------- */
 
 enum e3_alloc_mode {

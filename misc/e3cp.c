@@ -155,7 +155,8 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_opt(struct cp_args *a, int c, const char *arg)
+static int parse_opt(struct cp_args *a, int c, const char *arg,
+		     char *const *optv)
 {
 	uint64_t v;
 
@@ -192,7 +193,7 @@ static int parse_opt(struct cp_args *a, int c, const char *arg)
 		tool_usage_error("unknown --alloc '%s' (rbtree, list or none)", arg);
 		return -1;
 	case 'h': usage(stdout); exit(0);
-	default: usage(stderr); return -1;
+	default: tool_getopt_error(optv, c); return -1;
 	}
 }
 
@@ -219,16 +220,13 @@ static void split_image(struct cp_args *a, const char *arg)
  * sources' times. */
 static int setup_time(struct cp_args *a)
 {
-	const char *s = getenv("SOURCE_DATE_EPOCH");
-	uint64_t v;
+	int64_t v;
 
 	a->o.clamp_time = -1;
-	if (s && *s) {
-		if (parse_uint(s, 0, INT64_MAX, &v)) {
-			tool_usage_error("bad SOURCE_DATE_EPOCH '%s'", s);
-			return -1;
-		}
-		a->o.clamp_time = (int64_t)v;
+	if (tool_source_date_epoch(&v))
+		return -1;
+	if (v >= 0) {
+		a->o.clamp_time = v;
 		a->reproducible = 1;
 	} else if (a->reproducible) {
 		setenv("SOURCE_DATE_EPOCH", "0", 1);
@@ -242,8 +240,9 @@ static int parse_args(struct cp_args *a, int argc, char **argv)
 	int c;
 
 	a->o.threads = ncpu > 0 ? (unsigned)ncpu : 1;
-	while ((c = getopt_long(argc, argv, "D:j:vh", long_opts, NULL)) != -1)
-		if (parse_opt(a, c, optarg))
+	opterr = 0;	/* tool_getopt_error says it, on one line */
+	while ((c = getopt_long(argc, argv, ":D:j:vh", long_opts, NULL)) != -1)
+		if (parse_opt(a, c, optarg, argv))
 			return -1;
 	if (argc - optind < 2) {
 		tool_usage_error("need at least one SRC and an IMAGE");

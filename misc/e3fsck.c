@@ -54,7 +54,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	int c, modes = 0;
 
 	e3_check_opts_init(&a->o);
-	while ((c = getopt_long(argc, argv, "npayfvb:B:j:h", lopts, NULL)) != -1) {
+	opterr = 0;	/* tool_getopt_error says it, on one line */
+	while ((c = getopt_long(argc, argv, ":npayfvb:B:j:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': a->o.mode = E3_CHECK_READONLY; modes++; break;
 		case 'p': case 'a': a->o.mode = E3_CHECK_PREEN; modes++; break;
@@ -98,7 +99,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->o.worst = v;
 			break;
 		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
+		default: tool_getopt_error(argv, c); return -1;
 		}
 	}
 	if (modes > 1) {
@@ -349,11 +350,12 @@ int main(int argc, char **argv)
 	struct args a;
 	struct e3_check_report *r = NULL;
 	const struct e3_layout *l;
+	int64_t epoch;
 	errcode_t err;
 
 	memset(&a, 0, sizeof(a));
 	tool_init(argv[0]);
-	if (parse_args(argc, argv, &a))
+	if (parse_args(argc, argv, &a) || tool_source_date_epoch(&epoch))
 		return E3_EXIT_USAGE;
 	if (!a.json && isatty(STDERR_FILENO))
 		a.o.progress = progress;

@@ -283,16 +283,10 @@ static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 	memset(o, 0, sizeof(*o));
 	e3_mkfs_params_init(&o->params);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "b:d:E:Fg:hi:I:j:J:L:m:nN:O:qU:V",
+	while ((c = getopt_long(argc, argv, ":b:d:E:Fg:hi:I:j:J:L:m:nN:O:qU:V",
 				longopts, NULL)) != -1) {
-		if (c == '?') {
-			if (optopt)
-				tool_usage_error("option -%c %s", optopt,
-						 strchr("bdEgiIjJLmNOU", optopt) ?
-						 "needs a value" : "is unknown");
-			else
-				tool_usage_error("unknown option '%s'",
-						 argv[optind - 1]);
+		if (c == '?' || c == ':') {
+			tool_getopt_error(argv, c);
 			return 2;
 		}
 		parse_option(o, c, optarg);
@@ -500,6 +494,7 @@ static int plan(struct mkfs_opts *o, struct e3_mkfs_geometry *g)
 {
 	struct e3_mkfs_params *p = &o->params;
 	const char *why = NULL;
+	int64_t epoch;
 	errcode_t err;
 
 	if (o->err) {
@@ -514,10 +509,11 @@ static int plan(struct mkfs_opts *o, struct e3_mkfs_geometry *g)
 			   o->size_arg);
 		return 1;
 	}
-	if (e3_mkfs_epoch_from_env(p)) {
-		tool_error(o->image, 0,
-			   "SOURCE_DATE_EPOCH must be a number of seconds since 1970");
+	if (tool_source_date_epoch(&epoch))
 		return 1;
+	if (epoch >= 0) {
+		p->have_epoch = 1;
+		p->epoch = epoch;
 	}
 	err = e3_mkfs_validate(p, &why);
 	if (err) {

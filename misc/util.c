@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
+#include <getopt.h>
 #include <sys/stat.h>
 
 #include "util.h"
@@ -55,6 +56,46 @@ void tool_usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, " (see '%s --help')\n", prog);
+}
+
+void tool_getopt_error(char *const *argv, int c)
+{
+	/* the argument getopt stopped at, when it has moved past it: a long
+	 * option ("--name[=value]") always, a short one at the end of its
+	 * group (-vZ: optind still points at the group, so optopt is used) */
+	const char *arg = optind > 0 ? argv[optind - 1] : NULL;
+	int is_long = arg && strncmp(arg, "--", 2) == 0 && arg[2] &&
+		      (c == ':' || optopt == 0 || strchr(arg, '='));
+	int len = is_long ? (int)strcspn(arg, "=") : 0;
+
+	if (c == ':' && is_long)
+		tool_usage_error("option '%.*s' needs a value", len, arg);
+	else if (c == ':')
+		tool_usage_error("option -%c needs a value", optopt);
+	else if (is_long && optopt)
+		tool_usage_error("option '%.*s' takes no value", len, arg);
+	else if (is_long)
+		tool_usage_error("unknown option '%.*s'", len, arg);
+	else if (optopt)
+		tool_usage_error("option -%c is unknown", optopt);
+	else
+		tool_usage_error("unknown option '%s'", arg ? arg : "?");
+}
+
+int tool_source_date_epoch(int64_t *epoch)
+{
+	const char *s = getenv("SOURCE_DATE_EPOCH");
+	char shown[48];
+	size_t i;
+
+	if (!e3_source_date_epoch(epoch))
+		return 0;
+	/* the value as given, but never more than one line of it */
+	for (i = 0; s[i] && i < sizeof(shown) - 4; i++)
+		shown[i] = s[i] >= ' ' && s[i] < 0x7f ? s[i] : '?';
+	strcpy(shown + i, s[i] ? "..." : "");
+	tool_error(NULL, 0, "%s, not '%s'", error_message(E3_BAD_EPOCH), shown);
+	return -1;
 }
 
 errcode_t parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *v)

@@ -15,12 +15,22 @@ const char *tool_name(void);
  * NULL. The message is error_message(err) when fmt is NULL. */
 void tool_error(const char *subject, errcode_t err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* "prog: message" for usage errors. */
+/* "prog: message (see 'prog --help')" for usage errors: one line. */
 void tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reports what getopt_long returned for a bad command line, as one
+ * tool_usage_error line: c is '?' (unknown option) or ':' (missing
+ * value). The tools call getopt_long with opterr = 0 and an optstring
+ * that starts with ':', so getopt itself prints nothing. */
+void tool_getopt_error(char *const *argv, int c);
 
 /* Says which of the sources ("-" is stdin) cannot be found or reached,
  * naming it; 0 when all can. Checked before the image is touched. */
 int tool_check_sources(const char *const *srcs, size_t n);
+
+/* SOURCE_DATE_EPOCH through the library's one parser: 0 with *epoch the
+ * value (-1 when unset or empty), or -1 after one line naming the
+ * variable, its value and the range. */
+int tool_source_date_epoch(int64_t *epoch);
 
 /* Parses "123", "64K", "8M", "1G", "2T" (powers of 1024) into bytes.
  * Returns 0 or E3_BAD_SIZE. */

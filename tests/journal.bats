@@ -185,7 +185,8 @@ EOF
 
 @test "our log left un-checkpointed (stop-after-commit): e2fsck replays it to what ours gives" {
 	new_ext3 "$T/s.img" 16M -b 1024 -g 2048
-	E3_FAULT=stop-after-commit:6 "$JLOAD" load "$T/s.img" 100 4 "$T/s.log"
+	E3_FAULT=stop-after-commit:6 run "$JLOAD" load "$T/s.img" 100 4 "$T/s.log"
+	assert_status 137	# the simulated crash: SIGKILL
 	run dumpe2fs -h "$T/s.img"
 	assert_output_has "needs_recovery"
 	[[ "$output" != *"Journal start:            0"* ]]
@@ -206,7 +207,8 @@ EOF
 	# commits are forced every 8 files: find one whose log crosses the end
 	for n in 40 50 60 70 80; do
 		cp --sparse=always "$T/r.img" "$T/rw.img"
-		E3_FAULT=stop-after-commit:$n "$JLOAD" load "$T/rw.img" 700 1 "$T/r.log"
+		E3_FAULT=stop-after-commit:$n run "$JLOAD" load "$T/rw.img" 700 1 "$T/r.log"
+		assert_status 137	# the simulated crash: SIGKILL
 		# a wrapped log: some block after the first is below s_start
 		if debugfs -R logdump "$T/rw.img" 2>/dev/null | awk '
 			/^Journal starts at block/ { s = $5 + 0 }
@@ -229,7 +231,8 @@ EOF
 @test "our un-checkpointed log is replayed by the kernel (loop mount) to what ours gives" {
 	require_root
 	new_ext3 "$T/k.img" 16M -b 1024 -g 2048
-	E3_FAULT=stop-after-commit:5 "$JLOAD" load "$T/k.img" 100 4 "$T/k.log"
+	E3_FAULT=stop-after-commit:5 run "$JLOAD" load "$T/k.img" 100 4 "$T/k.log"
+	assert_status 137	# the simulated crash: SIGKILL
 	cp --sparse=always "$T/k.img" "$T/k.ours"
 	"$JREPLAY" --raw "$T/k.ours"
 	mkdir "$T/mnt"
@@ -417,7 +420,8 @@ crash_sweep() {
 
 @test "a reader that replays needs the image to itself: not while another reader holds it" {
 	new_ext3 "$T/p.img" 16M -b 1024 -g 2048
-	E3_FAULT=stop-after-commit:3 "$JLOAD" load "$T/p.img" 40 2 "$T/p.log"
+	E3_FAULT=stop-after-commit:3 run "$JLOAD" load "$T/p.img" 40 2 "$T/p.log"
+	assert_status 137	# the simulated crash: SIGKILL
 	# flock(1) holds a shared lock, as another reader would
 	run flock -s "$T/p.img" "$JREPLAY" "$T/p.img"
 	assert_status 1
@@ -430,7 +434,8 @@ crash_sweep() {
 
 @test "a writer replays a pending journal first, a reader refuses unless asked" {
 	new_ext3 "$T/p.img" 16M -b 1024 -g 2048
-	E3_FAULT=stop-after-commit:3 "$JLOAD" load "$T/p.img" 40 2 "$T/p.log"
+	E3_FAULT=stop-after-commit:3 run "$JLOAD" load "$T/p.img" 40 2 "$T/p.log"
+	assert_status 137	# the simulated crash: SIGKILL
 	cp --sparse=always "$T/p.img" "$T/q.img"
 	run "$JREPLAY" --no-replay "$T/p.img"
 	assert_status 1

@@ -197,6 +197,17 @@ void e3_alloc_committed(struct e3_alloc *a)
 	free(d);
 }
 
+blk64_t e3_alloc_deferred_count(struct e3_alloc *a)
+{
+	blk64_t n = 0;
+
+	pthread_mutex_lock(&a->defer_lock);
+	for (size_t i = 0; i < a->ndefer; i++)
+		n += a->defer[i].n;
+	pthread_mutex_unlock(&a->defer_lock);
+	return n;
+}
+
 blk64_t e3_alloc_free_count(struct e3_alloc *a)
 {
 	blk64_t n = 0;

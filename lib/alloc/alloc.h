@@ -162,6 +162,8 @@ void e3_alloc_committed(struct e3_alloc *a);
 bool e3_alloc_is_meta(const struct e3_alloc *a, blk64_t b);
 /* Free blocks right now (claimed ones excluded). */
 blk64_t e3_alloc_free_count(struct e3_alloc *a);
+/* Blocks freed by the running transaction, waiting for its commit. */
+blk64_t e3_alloc_deferred_count(struct e3_alloc *a);
 
 /* Inode for a new entry in parent: directories spread over groups by an
  * Orlov-like rule, other files in their parent's group. Marks it in use

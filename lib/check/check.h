@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <pthread.h>
 #include "e3img.h"
+#include "journal/fault.h"
 
 /* What the passes learned about one inode: 16 bits each, so that memory
  * stays at e2fsck's level on images with many inodes. Link counts other
@@ -88,6 +89,13 @@ struct chk_ea_ref {
 	ext2_ino_t ino;
 };
 
+/* The read-write check's channel over unix_io (check_io.c). */
+struct chk_io {
+	io_channel real;		/* unix_io underneath */
+	struct e3_fault fault;		/* E3_FAULT, for the whole run */
+	errcode_t write_err;		/* first failed write of the round */
+};
+
 struct chk_ctx {
 	const char *path;
 	struct e3_check_opts opts;
@@ -126,6 +134,7 @@ struct chk_ctx {
 	int jnl_clear;
 	unsigned jnl_rounds;		/* rounds that cleared or recreated the
 					   journal: not counted in MAX_ROUNDS */
+	struct chk_io io;		/* read-write checks only */
 };
 
 #define CHK_ITABLE_CHUNK 16	/* inode-table blocks per read */
@@ -175,6 +184,14 @@ errcode_t chk_build_dirs(struct chk_ctx *ctx);
 struct chk_dir *chk_dir(struct chk_ctx *ctx, ext2_ino_t ino);
 ext2_ino_t chk_parent(struct chk_ctx *ctx, ext2_ino_t ino);
 struct chk_dir *chk_named(struct chk_ctx *ctx, ext2_ino_t ino);
+
+/* ---- the watched channel (check_io.c) ---- */
+/* Installs it over ctx->fs->io (a read-write open). */
+errcode_t chk_io_wrap(struct chk_ctx *ctx);
+/* Closes ctx->fs, writing out what the round changed; returns the first
+ * write error of the round (0 if every write landed). After one, the
+ * superblock is marked as having errors where it can still be written. */
+errcode_t chk_close_fs(struct chk_ctx *ctx);
 
 /* ---- the passes ---- */
 errcode_t chk_open(struct chk_ctx *ctx);		/* check_super.c */

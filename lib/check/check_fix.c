@@ -82,6 +82,12 @@ out:
 
 /* ---- 2. inodes ---- */
 
+/* The time a repair stamps: SOURCE_DATE_EPOCH's when set (chk_open). */
+static uint32_t fix_now(const struct chk_ctx *ctx)
+{
+	return (uint32_t)(ctx->fs->now ? ctx->fs->now : time(NULL));
+}
+
 static int rw_inode(struct chk_ctx *ctx, ext2_ino_t ino, struct ext2_inode *in,
 		    int write)
 {
@@ -98,7 +104,7 @@ static int clear_inode(struct chk_ctx *ctx, ext2_ino_t ino)
 	if (rw_inode(ctx, ino, &in, 0))
 		return -1;
 	in.i_links_count = 0;
-	in.i_dtime = ctx->fs->now ? ctx->fs->now : time(NULL);
+	in.i_dtime = fix_now(ctx);
 	if (!in.i_dtime)
 		in.i_dtime = 1;
 	ctx->ist[ino] |= CI_BAD;
@@ -227,9 +233,9 @@ static void set_field(struct chk_ctx *ctx, struct e3_finding *f)
 	switch (f->code) {
 	case E3P_INO_DTIME: in.i_dtime = 0; break;
 	case E3P_INO_LOW_DTIME:
-		in.i_dtime = in.i_links_count ? 0 : time(NULL);
+		in.i_dtime = in.i_links_count ? 0 : fix_now(ctx);
 		break;
-	case E3P_INO_ZERO_DTIME: in.i_dtime = time(NULL); break;
+	case E3P_INO_ZERO_DTIME: in.i_dtime = fix_now(ctx); break;
 	case E3P_INO_IMAGIC: in.i_flags &= ~EXT2_IMAGIC_FL; break;
 	case E3P_INO_FLAG: in.i_flags &= ~(uint32_t)f->num; break;
 	case E3P_INO_SPECIAL_SIZE: in.i_size = in.i_size_high = 0; break;

@@ -59,7 +59,7 @@ void e3_check_report_free(struct e3_check_report *rep)
 static void ctx_close(struct chk_ctx *ctx)
 {
 	if (ctx->fs)
-		ext2fs_close_free(&ctx->fs);
+		chk_close_fs(ctx);
 	if (ctx->fd >= 0)
 		close(ctx->fd);
 	ctx->fd = -1;
@@ -173,6 +173,30 @@ static void exit_code(struct e3_check_report *rep)
 		rep->exit_code |= E3_EXIT_UNCORRECTED;
 	if (rep->layout.gate_failed)
 		rep->exit_code |= E3_EXIT_LAYOUT;
+	/* e2fsck: errors left after a failed write clear "fixed" (12) */
+	if (rep->write_failed && (rep->exit_code & E3_EXIT_UNCORRECTED))
+		rep->exit_code &= ~E3_EXIT_FIXED;
+}
+
+/* A write of this round failed (check_io.c): none of its fixes can be
+ * trusted to be on disk, so none is reported fixed, and the run stops
+ * with an operational error, as e2fsck's does when a write fails (its
+ * fatal_error: exit 8, 12 with errors left). Earlier rounds' fixes were
+ * written out before this round opened the image again, and stay fixed. */
+static void round_not_written(struct chk_ctx *ctx, errcode_t err)
+{
+	struct e3_check_report *rep = ctx->rep;
+
+	for (size_t i = 0; i < rep->n_findings; i++)
+		rep->findings[i].fixed = 0;
+	rep->state_changed = 0;
+	rep->write_failed = 1;
+	if (!rep->fatal) {
+		rep->fatal = 1;
+		rep->fatal_err = err;
+		free(rep->fatal_what);
+		rep->fatal_what = strdup("writing the repairs");
+	}
 }
 
 #define MAX_ROUNDS 6
@@ -181,7 +205,7 @@ static errcode_t check_rounds(struct chk_ctx *ctx)
 {
 	struct e3_check_report *rep = ctx->rep;
 	struct chk_vec keep = { NULL, 0, 0, sizeof(struct e3_finding) };
-	errcode_t err = 0;
+	errcode_t err = 0, werr;
 
 	for (rep->rounds = 1;; rep->rounds++) {
 		/* past MAX_ROUNDS, one more look that fixes nothing, so what
@@ -193,6 +217,7 @@ static errcode_t check_rounds(struct chk_ctx *ctx)
 
 		ctx->fd = -1;
 		ctx->changed = 0;
+		ctx->io.write_err = 0;
 		ctx->jnl_clear = 0;
 		err = chk_open(ctx);
 		if (err)
@@ -210,7 +235,12 @@ static errcode_t check_rounds(struct chk_ctx *ctx)
 				err = chk_apply_fixes(ctx);
 			ctx->fixing = 0;
 		}
+		werr = chk_close_fs(ctx);
 		ctx_close(ctx);
+		if (werr) {
+			round_not_written(ctx, werr);
+			break;
+		}
 		if (err || !ctx->changed || last)
 			break;
 		err = keep_fixed(rep, &keep);
@@ -243,7 +273,9 @@ errcode_t e3_check_image(const char *path, const struct e3_check_opts *opts,
 	ctx.rep = calloc(1, sizeof(*ctx.rep));
 	if (!ctx.rep)
 		return ENOMEM;
-	err = check_rounds(&ctx);
+	err = e3_fault_parse(&ctx.io.fault, getenv("E3_FAULT"));
+	if (!err)
+		err = check_rounds(&ctx);
 	ctx_close(&ctx);
 	if (err && !ctx.rep->fatal) {
 		ctx.rep->fatal = 1;

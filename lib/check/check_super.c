@@ -200,6 +200,7 @@ errcode_t chk_open(struct chk_ctx *ctx)
 	struct ext2_super_block sb;
 	const char *bad, *why = NULL;
 	char buf[32];
+	int64_t epoch;
 	errcode_t err;
 
 	ctx->fd = open(ctx->path, O_RDONLY | O_CLOEXEC);
@@ -233,6 +234,19 @@ errcode_t chk_open(struct chk_ctx *ctx)
 	if (desc_unusable(ctx->fs)) {
 		fatal(ctx, EXT2_ET_GDESC_BAD_BLOCK_MAP, "group descriptors");
 		return EXT2_ET_GDESC_BAD_BLOCK_MAP;
+	}
+	/* a repair's times (superblock, dtime) are SOURCE_DATE_EPOCH's when
+	 * set; libext2fs takes fs->now == 0 as "the real clock" */
+	err = e3_source_date_epoch(&epoch);
+	if (err) {
+		fatal(ctx, err, NULL);
+		return err;
+	}
+	if (epoch > 0)
+		ctx->fs->now = (time_t)epoch;
+	if ((ctx->fs->flags & EXT2_FLAG_RW) && (err = chk_io_wrap(ctx))) {
+		fatal(ctx, err, NULL);
+		return err;
 	}
 	ctx->bs = ctx->fs->blocksize;
 	ctx->nblocks = ext2fs_blocks_count(ctx->fs->super);

@@ -308,6 +308,11 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 	/* its number may be reused: hard links to come must not follow it */
 	if (!err && links <= 1)
 		cp_linkmap_forget(c->links, ino);
+	/* its blocks wait for a commit: take it now if they are needed */
+	if (!err && links <= 1 && c->release_frees)
+		err = cp_release_freed(c, UINT64_MAX);
+	else if (!err && links <= 1 && c->replace_need)
+		err = cp_release_freed(c, c->replace_need);
 	return err;
 }
 
@@ -463,6 +468,23 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 		/* the progress line's ETA */
 		c->st->total_files += need.files + need.dirs;
 		c->st->total_bytes += need.bytes;
+	}
+	/* --overwrite: what the replaced entries give back (copyin_credit.c),
+	 * looked up only when the copy does not fit without it; then each
+	 * removal commits to make its blocks reusable */
+	if (c->o->overwrite &&
+	    (total.blocks > free_blocks || total.inodes > free_inodes)) {
+		struct e3_copyin_need credit = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			if ((err = cp_overwrite_credit(c, srcs[i], &credit)))
+				return err;
+		if (total.blocks > free_blocks && credit.blocks)
+			c->release_frees = 1;
+		total.blocks -= credit.blocks < total.blocks ? credit.blocks :
+							      total.blocks;
+		total.inodes -= credit.inodes < total.inodes ? credit.inodes :
+							      total.inodes;
 	}
 	if (total.blocks > free_blocks) {
 		if (need_more)

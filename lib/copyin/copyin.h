@@ -91,6 +91,12 @@ struct cp_ctx {
 	double last_progress;		/* [stat_lock] */
 	char *cache_path;		/* last parent resolved (scanner) */
 	struct cp_listings *listings;	/* the measure pass's, or NULL */
+	/* --overwrite: the space check passed only by counting what the
+	 * replaced entries free, so each removal commits at once to make
+	 * its blocks reusable (scanner only) */
+	int release_frees;
+	uint64_t replace_need;		/* blocks the entry being made needs,
+					   0: not known (scanner only) */
 	ext2_ino_t cache_ino;
 	/* ordered mode (opts->reproducible): see cp_close_oldest */
 	int ordered;
@@ -268,7 +274,10 @@ struct cp_dent {
 	uint32_t name_off;
 	int stat_err;			/* fstatat failed: skipped with this */
 	unsigned char no_xattrs;	/* it listed no extended attribute */
-	unsigned char measured;		/* the three fields above are set */
+	unsigned char measured;		/* the fields above are set */
+	unsigned char counted;		/* the measure counted its inode (a
+					   hard link met before: not) */
+	uint32_t need_blocks;		/* blocks the measure counted for it */
 };
 
 /* A source directory's entries, sorted bytewise (copyin_listing.c). */
@@ -296,6 +305,20 @@ void cp_listings_free(struct cp_listings *t);
 void cp_listings_put(struct cp_listings *t, struct cp_listing *l);
 struct cp_listing *cp_listings_take(struct cp_listings *t, uint64_t dev,
 				    uint64_t ino);
+/* Like take, but the listing stays in the table (for the --overwrite
+ * credit, before the copy pass takes them). */
+struct cp_listing *cp_listings_find(struct cp_listings *t, uint64_t dev,
+				    uint64_t ino);
+
+/* --overwrite (copyin_credit.c): what replacing the image's entries of
+ * the same path gives back, per entry never more than the measure counted
+ * for its replacement, added to *credit; 0 for whatever is not found. */
+errcode_t cp_overwrite_credit(struct cp_ctx *c, const char *src,
+			      struct e3_copyin_need *credit);
+/* After a removal: blocks freed by the running transaction become
+ * reusable only when it commits; commit now when they are waiting and
+ * fewer than want blocks are free (want = UINT64_MAX: whenever any wait). */
+errcode_t cp_release_freed(struct cp_ctx *c, uint64_t want);
 
 /* Blocks and inodes a source tree (or file) needs in an image, read by
  * `threads` threads. With keep, every directory's measured listing is

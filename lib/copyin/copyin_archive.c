@@ -283,6 +283,22 @@ struct arc {
 	int broken;			/* an entry's data could not be read */
 };
 
+/* Blocks an entry needs in the image, as the measure counts them: data
+ * and indirect blocks of its size (holes are not known before it is
+ * read: counted as data), a slow symlink's block, one for xattrs. */
+static uint64_t entry_need(unsigned bs, struct archive_entry *e)
+{
+	struct cp_ind_state st = { 0 };
+	int64_t size = archive_entry_size(e);
+	uint64_t n = size > 0 ? ((uint64_t)size + bs - 1) / bs : 0;
+
+	if (archive_entry_filetype(e) == AE_IFLNK)
+		return 2;
+	if (archive_entry_filetype(e) != AE_IFREG)
+		return 1;
+	return n + cp_ind_blocks(bs, 0, n, &st) + 1;
+}
+
 /* Closes the waiting files; each is counted, or its error reported. The
  * first error that stops the copy is returned (reported already), after
  * all are closed. */
@@ -373,7 +389,11 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 			cp_count_file(c, 0, path);
 		return err;
 	}
+	/* --overwrite: the blocks the entry will need, so that what the
+	 * replaced one frees is made reusable (a commit) when they are */
+	c->replace_need = entry_need(c->bs, e);
 	err = cp_prepare_name(c, parent, leaf, path);
+	c->replace_need = 0;
 	if (err)
 		return err;
 	switch (archive_entry_filetype(e)) {

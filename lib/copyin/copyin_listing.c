@@ -96,6 +96,21 @@ struct cp_listing *cp_listings_take(struct cp_listings *t, uint64_t dev,
 	return l;
 }
 
+struct cp_listing *cp_listings_find(struct cp_listings *t, uint64_t dev,
+				    uint64_t ino)
+{
+	struct cp_listing *l = NULL;
+
+	if (!t)
+		return NULL;
+	pthread_mutex_lock(&t->lock);
+	for (l = t->b[bucket(dev, ino)]; l; l = l->next)
+		if (l->dev == dev && l->ino == ino)
+			break;
+	pthread_mutex_unlock(&t->lock);
+	return l;
+}
+
 static int dent_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct cp_dent *)a)->name,

@@ -205,6 +205,8 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 
 	d->measured = 1;
 	d->no_xattrs = 0;
+	d->counted = 0;
+	d->need_blocks = 0;
 	if (fstatat(dirfd, d->name, st, AT_SYMLINK_NOFOLLOW) < 0) {
 		d->stat_err = errno;
 		return 0;	/* the copy will report it */
@@ -213,6 +215,7 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 	if (!S_ISDIR(st->st_mode) && st->st_nlink > 1 && seen_link(m, st))
 		return 0;
 	need->inodes++;
+	d->counted = 1;
 	if (S_ISDIR(st->st_mode)) {
 		need->dirs++;
 		return add_subdir(ds, path, st); /* its xattrs when it is read */
@@ -230,15 +233,18 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 					      (uint64_t)st->st_size);
 			close(fd);
 		}
-		need->blocks += nb + xattr_blocks(m, -1, dirfd, d->name, path,
-						  &d->no_xattrs);
+		nb += xattr_blocks(m, -1, dirfd, d->name, path, &d->no_xattrs);
+		need->blocks += nb;
 		need->bytes += (uint64_t)st->st_size;
+		d->need_blocks = nb > UINT32_MAX ? UINT32_MAX : (uint32_t)nb;
 		return 0;
 	}
+	nb = 0;
 	if (S_ISLNK(st->st_mode) && st->st_size >= 60)
-		need->blocks += ((uint64_t)st->st_size + m->bs - 1) / m->bs;
-	need->blocks += xattr_blocks(m, -1, dirfd, d->name, path,
-				     &d->no_xattrs);
+		nb = ((uint64_t)st->st_size + m->bs - 1) / m->bs;
+	nb += xattr_blocks(m, -1, dirfd, d->name, path, &d->no_xattrs);
+	need->blocks += nb;
+	d->need_blocks = (uint32_t)nb;
 	return 0;
 }
 

@@ -6,13 +6,58 @@
  * a second apart would differ. For that one value the real time is taken
  * back out where libext2fs put it: after the last flush (whose copies
  * are listed while fs is still open) and in mkfs' special inodes.
+ *
+ * Also the one parser of SOURCE_DATE_EPOCH, for every tool and for the
+ * library's own reads of it (image open, mkfs, the checker). The range is
+ * what ext3 can store: the superblock's times (s_mkfs_time, s_wtime,
+ * s_mtime, s_lastcheck) are unsigned 32-bit seconds, so 0..4294967295
+ * (up to 2106-02-07 06:28:15 UTC). Inode times are signed 32-bit seconds
+ * in the 128-byte ext3 inode, so a 128-byte inode holds only up to
+ * 2147483647 (2038-01-19 03:14:07 UTC) — past that the kernel and e2fsck
+ * read a date before 1970; a 256-byte inode (the default) holds the
+ * whole range through ext4's epoch bits in its *_extra fields
+ * (e3_epoch_fits_inodes). Written in decimal digits only: no sign, no
+ * space, no hex; unset or empty means "not set".
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "fixed_clock.h"
+#include "e3img.h"
+#include "e3_err.h"
+
+errcode_t e3_epoch_parse(const char *s, int64_t *epoch)
+{
+	uint64_t v = 0;
+
+	*epoch = -1;
+	if (!s || !*s)
+		return 0;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return E3_BAD_EPOCH;
+		v = v * 10 + (uint64_t)(*p - '0');
+		if (v > E3_EPOCH_MAX)
+			return E3_BAD_EPOCH;
+	}
+	*epoch = (int64_t)v;
+	return 0;
+}
+
+errcode_t e3_source_date_epoch(int64_t *epoch)
+{
+	return e3_epoch_parse(getenv("SOURCE_DATE_EPOCH"), epoch);
+}
+
+errcode_t e3_epoch_fits_inodes(int64_t epoch, unsigned inode_size)
+{
+	if (epoch > INT32_MAX && inode_size <= EXT2_GOOD_OLD_INODE_SIZE)
+		return E3_EPOCH_INODE;
+	return 0;
+}
 
 errcode_t e3_sb_copies_get(ext2_filsys fs, struct e3_sb_copies *c)
 {

@@ -140,21 +140,23 @@ static errcode_t check_layout(const struct e3_image *img)
 }
 
 /* SOURCE_DATE_EPOCH makes every timestamp libext2fs writes reproducible
- * (0 with fixed_clock.c's help). */
-static void apply_source_date_epoch(struct e3_image *img, ext2_filsys fs)
+ * (0 with fixed_clock.c's help). A value ext3 cannot store is refused,
+ * not wrapped, and a writer refuses one its inodes cannot hold. */
+static errcode_t apply_source_date_epoch(struct e3_image *img, ext2_filsys fs)
 {
-	const char *s = getenv("SOURCE_DATE_EPOCH");
-	char *end;
-	long long v;
+	int64_t v;
+	errcode_t err = e3_source_date_epoch(&v);
 
-	if (!s || !*s)
-		return;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno == 0 && *end == '\0' && v >= 0) {
-		fs->now = (time_t)v;
-		img->clock = v;
-	}
+	if (err)
+		return err;
+	if (v < 0)
+		return 0;
+	if ((img->flags & E3_OPEN_WRITE) &&
+	    (err = e3_epoch_fits_inodes(v, EXT2_INODE_SIZE(fs->super))))
+		return err;
+	fs->now = (time_t)v;
+	img->clock = v;
+	return 0;
 }
 
 static errcode_t open_fs(struct e3_image *img, int rw, ext2_filsys *ret)
@@ -168,8 +170,10 @@ static errcode_t open_fs(struct e3_image *img, int rw, ext2_filsys *ret)
 		return E3_NOT_EXT3;
 	if (err)
 		return err;
-	apply_source_date_epoch(img, *ret);
-	return 0;
+	err = apply_source_date_epoch(img, *ret);
+	if (err)
+		ext2fs_close_free(ret);
+	return err;
 }
 
 static errcode_t refuse_mounted(struct e3_image *img)

@@ -3,8 +3,9 @@
  * Read once from the environment when a journal starts:
  *   E3_FAULT=kill:N               SIGKILL the process at the N-th write
  *   E3_FAULT=eio:N | enospc:N     the N-th write fails with EIO / ENOSPC
- *   E3_FAULT=stop-after-commit:N  _exit(0) right after the N-th commit,
- *                                 leaving it un-checkpointed in the log
+ *   E3_FAULT=stop-after-commit:N  SIGKILL the process right after the
+ *                                 N-th commit, leaving it un-checkpointed
+ *                                 in the log (fault.c: why a kill)
  *   E3_FAULT=capture-enomem:N     the N-th metadata write libext2fs makes
  *                                 through the journal's channel fails with
  *                                 ENOMEM, as capturing it into the running

@@ -52,11 +52,20 @@
  *
  * E3_JOURNAL=bypass (benchmarks only, to measure what journaling costs):
  * start wraps nothing, commits only release deferred frees, metadata goes
- * home unjournaled as plain libext2fs would write it. Not crash-safe.
+ * home unjournaled as plain libext2fs would write it. Not crash-safe, so
+ * it works only together with the test switch E3_TEST_KNOBS=1: any program
+ * linking the library reads the environment, and a stray E3_JOURNAL=bypass
+ * must not switch its crash safety off. Without the switch it is refused
+ * (E3_KNOB_NEEDS_TEST), never silently ignored, so a benchmark cannot
+ * measure the journaled path while believing it measures the bypass. Any
+ * other value of E3_JOURNAL is refused too (E3_BAD_JOURNAL_KNOB).
  *
  * E3_JOURNAL_MEM=KiB (tests only): JNL_TXN_MEM and JNL_CKPT_MEM (see
  * journal_int.h) for this journal, so that small test images write
- * committed blocks home before a checkpoint, as big copies do.
+ * committed blocks home before a checkpoint, as big copies do. It changes
+ * when blocks go home, not what a replay gives (the crash sweep in
+ * tests/journal.bats runs with it), so it needs no switch; but it must be
+ * decimal KiB in 1..JNL_MEM_MAX_KIB, else E3_BAD_JOURNAL_MEM.
  *
  * INVARIANTS (assert_journal_state)
  *   - tail == 0 <=> used == 0; tail == 0 => ckpt and homed sets empty
@@ -207,11 +216,43 @@ errcode_t e3_journal_geometry_fits(unsigned block_size, uint64_t groups,
 		E3_JOURNAL_TOO_SMALL : 0;
 }
 
+/* The environment knobs described at the top: E3_JOURNAL (only "bypass",
+ * and only with E3_TEST_KNOBS=1) and E3_JOURNAL_MEM (0: unset). */
+static errcode_t journal_knobs(int *bypass, uint64_t *mem_kib)
+{
+	const char *mode = getenv("E3_JOURNAL");
+	const char *mem = getenv("E3_JOURNAL_MEM");
+	const char *test = getenv("E3_TEST_KNOBS");
+
+	*bypass = 0;
+	*mem_kib = 0;
+	if (mode && *mode) {
+		if (strcmp(mode, "bypass") != 0)
+			return E3_BAD_JOURNAL_KNOB;
+		if (!test || strcmp(test, "1") != 0)
+			return E3_KNOB_NEEDS_TEST;
+		*bypass = 1;
+	}
+	if (mem && *mem) {
+		for (const char *p = mem; *p; p++) {
+			if (*p < '0' || *p > '9')
+				return E3_BAD_JOURNAL_MEM;
+			*mem_kib = *mem_kib * 10 + (uint64_t)(*p - '0');
+			if (*mem_kib > JNL_MEM_MAX_KIB)
+				return E3_BAD_JOURNAL_MEM;
+		}
+		if (*mem_kib == 0)
+			return E3_BAD_JOURNAL_MEM;
+	}
+	return 0;
+}
+
 errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
 			  struct e3_journal **ret)
 {
 	struct e3_journal *j;
 	unsigned interval;
+	uint64_t mem_kib;
 	errcode_t err;
 
 	j = calloc(1, sizeof(*j));
@@ -230,8 +271,10 @@ errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
 	err = jbd2_log_open(fs, fs->io, JBD2_LOG_WRITE, &j->log);
 	if (err)
 		goto fail;
-	if (getenv("E3_JOURNAL") && strcmp(getenv("E3_JOURNAL"), "bypass") == 0) {
-		j->bypass = 1;
+	err = journal_knobs(&j->bypass, &mem_kib);
+	if (err)
+		goto fail;
+	if (j->bypass) {
 		*ret = j;
 		return 0;
 	}
@@ -245,9 +288,8 @@ errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
 	j->recover_home = ext2fs_has_feature_journal_needs_recovery(fs->super);
 	j->txn_max = (uint32_t)txn_max_of(j->bs, j->log.maxlen - j->log.first);
 	j->ckpt_max = (uint32_t)(JNL_CKPT_MEM / j->bs);
-	if (getenv("E3_JOURNAL_MEM")) {
-		uint64_t blocks = strtoull(getenv("E3_JOURNAL_MEM"), NULL, 10) *
-				  1024 / j->bs;
+	if (mem_kib) {
+		uint64_t blocks = mem_kib * 1024 / j->bs;
 
 		if (blocks < 1)
 			blocks = 1;

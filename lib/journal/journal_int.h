@@ -32,6 +32,9 @@ RB_PROTOTYPE(jbuf_tree, jbuf, rb, jbuf_cmp)
  * is about CKPT + 3 * TXN. */
 #define JNL_TXN_MEM ((uint64_t)4 << 20)
 #define JNL_CKPT_MEM ((uint64_t)4 << 20)
+/* E3_JOURNAL_MEM's ceiling, in KiB: 4 GiB, far above any use and below
+ * every overflow (KiB * 1024 / block size, then capped at UINT32_MAX) */
+#define JNL_MEM_MAX_KIB ((uint64_t)4 << 20)
 
 struct jset {
 	struct jbuf_tree tree;

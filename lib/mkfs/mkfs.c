@@ -89,16 +89,11 @@ void e3_mkfs_params_init(struct e3_mkfs_params *p)
 
 errcode_t e3_mkfs_epoch_from_env(struct e3_mkfs_params *p)
 {
-	const char *s = getenv("SOURCE_DATE_EPOCH");
-	char *end;
-	long long v;
+	int64_t v;
+	errcode_t err = e3_source_date_epoch(&v);
 
-	if (!s)
-		return 0;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (!*s || *end || errno || v < 0 || v > UINT32_MAX)
-		return E3_BAD_OPTION;
+	if (err || v < 0)
+		return err;
 	p->have_epoch = 1;
 	p->epoch = v;
 	return 0;
@@ -234,6 +229,9 @@ errcode_t e3_mkfs_validate(const struct e3_mkfs_params *p, const char **why)
 	if (p->journal_mib && !(p->features[0] & EXT3_FEATURE_COMPAT_HAS_JOURNAL))
 		return refuse(why, E3_BAD_OPTION,
 			      "a journal size was given without has_journal");
+	if (p->have_epoch)
+		return e3_epoch_fits_inodes(p->epoch, p->inode_size ?
+					    p->inode_size : 256);
 	return 0;
 }
 
