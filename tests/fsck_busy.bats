@@ -46,17 +46,28 @@ teardown() {
 	rm -rf "$T"
 }
 
-# wait_locked IMAGE ex|sh: until a process holds IMAGE's lock, exclusive
-# (a writer's) or shared (a reader's); fails after 10 s
+# lock_id IMAGE: how /proc/locks names IMAGE's file (major:minor:inode)
+lock_id() {
+	local dev ino
+	read -r dev ino < <(stat -c '%d %i' "$1") || return 1
+	printf '%02x:%02x:%s' $(( (dev >> 8) & 0xfff )) \
+		$(( (dev & 0xff) | ((dev >> 12) & 0xfff00) )) "$ino"
+}
+
+# wait_locked IMAGE ex|sh: until a process holds IMAGE's flock, exclusive
+# (a writer's) or shared (a reader's); fails after 10 s. It reads
+# /proc/locks: a probe that took a lock itself (flock -n) would make the
+# tool's own non-blocking attempt fail when the two meet.
 wait_locked() {
-	local img=$1 kind=$2 i probe=-x
-	[ "$kind" = ex ] && probe=-s	# a shared probe meets only an exclusive lock
+	local img=$1 kind=$2 i id want=READ
+	[ "$kind" = ex ] && want=WRITE
+	id=$(lock_id "$img") || return 1
 	for i in $(seq 1 500); do
-		flock -n $probe "$img" true 2>/dev/null || return 0
+		grep -Eq "FLOCK +ADVISORY +$want +[0-9]+ +$id " /proc/locks && return 0
 		sleep 0.02
 	done
-	echo "nothing took the $kind lock on $img in 10 s" >&2
-	ps -eo pid,stat,args | grep "[e]3fsck" >&2
+	echo "nothing took the $kind lock on $img ($id) in 10 s" >&2
+	cat /proc/locks >&2
 	return 1
 }
 
