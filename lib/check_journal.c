@@ -434,7 +434,11 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 	}
 	memset(&rr, 0, sizeof(rr));
 	err = e3_journal_replay(ctx->fs, &rr);
-	if (err) {
+	/* a corrupt transaction, or a log that claims more than the journal
+	 * holds: the replay still wrote what was committed before it, emptied
+	 * the log and marked the filesystem for a check, which the next
+	 * rounds make, as e2fsck goes on after "Journal corrupted" */
+	if (err && err != E3_JOURNAL_CORRUPT && err != E3_JOURNAL_LOG_OVERRUN) {
 		rep->journal_pending = 1;
 		return err;
 	}
@@ -444,6 +448,10 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 		f->fixed = 1;
 		f->num = rr.transactions;
 		f->num2 = rr.blocks;
+	}
+	if (err && (f = chk_add(ctx, NULL, E3P_JNL_REPLAY_STOPPED))) {
+		f->fixed = 1;
+		f->name = strdup(error_message(err));
 	}
 	ctx->changed++;
 out:

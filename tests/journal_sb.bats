@@ -157,3 +157,90 @@ one_field() {
 	assert_fsck_clean "$T/ok.img"
 	[ "$(debugfs -R 'cat /d/f30' "$T/ok.img" 2>/dev/null)" = "file 30" ]
 }
+
+# overrun IMAGE: after the committed log, descriptors of the next tid that
+# claim blocks all the way round the log and past s_start (no commit):
+# before the bound, a scan that met a descriptor landing back on one of
+# its own went round for ever; here the claim wraps over the committed
+# transaction's blocks
+overrun() {
+	debugfs -R "stat <8>" "$1" 2>/dev/null >"$T/jmap" || return 1
+	python3 - "$1" "$T/jmap" <<'PY'
+import re, struct, sys
+img, jmap = sys.argv[1], sys.argv[2]
+blocks = {}			# logical -> physical, from "(0-11):594-605, (IND):606, ..."
+for a, b, x in re.findall(r'\((\d+)(?:-(\d+))?\):(\d+)', open(jmap).read()):
+    a, x = int(a), int(x)
+    for i in range(int(b or a) - a + 1):
+        blocks[a + i] = x + i
+bs = 1024
+f = open(img, 'r+b')
+def rd(lb):
+    f.seek(blocks[lb] * bs); return f.read(bs)
+def wr(lb, data):
+    f.seek(blocks[lb] * bs); f.write(data)
+jsb = rd(0)
+maxlen, first, seq, start = struct.unpack('>IIII', jsb[16:32])
+assert start, 'no log to extend'
+pos, tid = start, seq
+while True:			# walk the committed log to its end
+    magic, btype, bseq = struct.unpack('>III', rd(pos)[:12])
+    if magic != 0xC03B3998 or bseq != tid:
+        break
+    if btype == 1:		# descriptor: count its tags
+        b, off, n = rd(pos), 12, 0
+        while off + 8 <= bs:
+            flags = struct.unpack('>H', b[off + 6:off + 8])[0]
+            n += 1
+            off += 8 + (0 if flags & 2 else 16)
+            if flags & 8:
+                break
+        pos += 1 + n
+    else:
+        if btype == 2:
+            tid += 1
+        pos += 1
+def desc(n):			# n tags, homes anywhere, blocks not written
+    d = struct.pack('>III', 0xC03B3998, 1, tid)
+    for i in range(n):
+        flags = (2 if i else 0) | (8 if i == n - 1 else 0)
+        d += struct.pack('>IHH', 6000 + i, 0, flags) + (b'' if i else b'\0' * 16)
+    return d + b'\0' * (bs - len(d))
+last = maxlen - 110		# the last descriptor: its 120 blocks wrap
+while pos + 121 < last:		# past the end and over s_start
+    wr(pos, desc(120)); pos += 121
+if pos < last:
+    wr(pos, desc(last - pos - 1))
+wr(last, desc(120))
+f.close()
+PY
+}
+
+@test "a log whose descriptors claim more than the journal holds: the replay stops (bounded), e3cp refuses, e3fsck -y replays what was committed and checks" {
+	# e2fsck -fy on the same image replays the committed transaction and
+	# exits 0 (its one-turn wrap reads some other block, which ends the
+	# log); ours exits 1, naming the dropped rest of the log
+	cp "$T/base.img" "$T/o.img"
+	overrun "$T/o.img"
+	cp "$T/o.img" "$T/o-y.img"
+	cp "$T/o.img" "$T/o-e2.img"
+	run timeout 60 e3cp "$T/more" "$T/o.img"
+	assert_status 2
+	assert_output_has "journal log claims more blocks than the journal holds: replay stopped there (run e3fsck)"
+	run timeout 60 e3cp "$T/more" "$T/o.img"
+	assert_status 2
+	assert_output_has "run e3fsck first"
+	run timeout 60 e3fsck -n "$T/o-y.img"
+	assert_status 4
+	assert_output_has "journal needs recovery"
+	run timeout 60 e3fsck -y "$T/o-y.img"
+	assert_status 1
+	assert_output_has "pass 7: journal replayed: 1 transactions"
+	assert_output_has "journal replay stopped early (journal log claims more blocks than the journal holds"
+	assert_fsck_clean "$T/o-y.img"
+	[ "$(debugfs -R 'cat /d/f30' "$T/o-y.img" 2>/dev/null)" = "file 30" ]
+	run timeout 60 e3cp "$T/more" "$T/o-y.img"
+	assert_status 0
+	run e2fsck -fy "$T/o-e2.img"
+	assert_status 0
+}
