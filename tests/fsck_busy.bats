@@ -174,7 +174,7 @@ same_tree() {
 	same_tree "$T/c.img"
 }
 
-@test "e3fsck -y holds the image while it works: an e3cp started then is refused, and so is a second e3fsck" {
+@test "e3fsck -y holds the image while it works: an e3cp, an e3mkfs or a second e3fsck started then is refused" {
 	cp "$T/base.img" "$T/y.img"
 	e3cp "$T/src/d3" "$T/y.img"
 	E3_FAULT=stop-when-locked:1 e3fsck -y "$T/y.img" >"$T/fsck.out" 2>&1 3>&- &
@@ -186,6 +186,9 @@ same_tree() {
 	run timeout 60 e3fsck -n "$T/y.img"
 	assert_status 8
 	assert_output_has "image is in use by another e3img process: not checked"
+	run timeout 60 e3mkfs -q -F "$T/y.img" 32M
+	[ "$status" -ne 0 ]
+	assert_output_has "image is in use by another e3img process"
 	kill -CONT "${PIDS[0]}"
 	wait_pid "${PIDS[0]}"
 	run timeout 60 e3cp "$T/src/d1" "$T/y.img"
