@@ -59,6 +59,9 @@ struct e3_check_opts {
 	int64_t max_runs;		/* runs of any one file */
 	int64_t max_excess_runs;	/* excess runs of any one file */
 	unsigned worst;			/* worst files to name, 0 = 10 */
+	/* -n on an image that is mounted or that another e3img process
+	 * holds: read it anyway (else refused, as -p and -y always are) */
+	int force_read;
 	e3_check_progress_fn progress;	/* may be NULL; called from the
 					   calling thread only */
 	void *progress_arg;
@@ -113,6 +116,9 @@ struct e3_layout {
 	int gate_failed;		/* bit set: 1 noncontig, 2 runs, 4 excess */
 };
 
+#define E3_MOUNT_RO	1
+#define E3_MOUNT_RW	2
+
 struct e3_check_report {
 	struct e3_finding *findings;
 	size_t n_findings, cap_findings;
@@ -131,6 +137,10 @@ struct e3_check_report {
 					   (or, errors left, not clean) */
 	int write_failed;		/* a repair's write failed: that
 					   round's findings are not fixed */
+	/* what the image lock and the mount table said: refused (fatal,
+	 * E3_MOUNTED / E3_IMAGE_LOCKED) or, with force_read, read anyway */
+	int mounted;			/* 0, E3_MOUNT_RO or E3_MOUNT_RW */
+	int in_use;			/* another e3img process holds it */
 	struct e3_layout layout;
 	int exit_code;			/* E3_EXIT_* bits */
 };
@@ -265,6 +275,7 @@ enum e3_problem_code {
 	E3P_JNL_EXTERNAL,
 	E3P_JNL_RECREATED,		/* after an invalid one was cleared */
 	E3P_JNL_NOT_RECREATED,
+	E3P_JNL_REPLAY_STOPPED,		/* at a corrupt transaction */
 	/* pass 8: layout gates */
 	E3P_LAYOUT_NONCONTIG = 800,
 	E3P_LAYOUT_RUNS,

@@ -25,8 +25,9 @@ static void usage(FILE *to)
 	fprintf(to,
 "usage: %s [-n|-p|-a|-y] [-f] [-v] [-b SUPERBLOCK] [-B BLOCKSIZE] [-j THREADS]\n"
 "       [--layout] [--json] [--max-noncontig PCT] [--max-runs N]\n"
-"       [--max-excess-runs N] [--worst N] IMAGE\n"
+"       [--max-excess-runs N] [--worst N] [--force-read] IMAGE\n"
 "  -n  check only, never write (the default)\n"
+"  --force-read  with -n: check a mounted or busy image anyway\n"
 "  -p  replay the journal and fix what is safe without asking (-a: same)\n"
 "  -y  fix everything that can be fixed\n"
 "  -f  accepted for compatibility (every run is a full check)\n"
@@ -35,7 +36,7 @@ static void usage(FILE *to)
 }
 
 enum { OPT_LAYOUT = 256, OPT_JSON, OPT_NONCONTIG, OPT_RUNS, OPT_EXCESS,
-       OPT_WORST };
+       OPT_WORST, OPT_FORCE_READ };
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -46,6 +47,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "max-runs", required_argument, NULL, OPT_RUNS },
 		{ "max-excess-runs", required_argument, NULL, OPT_EXCESS },
 		{ "worst", required_argument, NULL, OPT_WORST },
+		{ "force-read", no_argument, NULL, OPT_FORCE_READ },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -64,6 +66,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'v': a->verbose = 1; break;
 		case OPT_LAYOUT: a->layout = 1; break;
 		case OPT_JSON: a->json = 1; break;
+		case OPT_FORCE_READ: a->o.force_read = 1; break;
 		case 'b':
 			if (parse_uint(optarg, 1, UINT32_MAX, &v))
 				goto bad;
@@ -104,6 +107,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 	}
 	if (modes > 1) {
 		tool_usage_error("only one of -n, -p/-a and -y");
+		return -1;
+	}
+	/* a repair never writes under a kernel or another e3img process */
+	if (a->o.force_read && a->o.mode != E3_CHECK_READONLY) {
+		tool_usage_error("--force-read goes with -n only");
 		return -1;
 	}
 	if (optind != argc - 1) {
@@ -318,6 +326,9 @@ static void print_json(FILE *out, const char *image,
 	fprintf(out, ",\n  \"mode\": \"%s\", \"exit_code\": %d, \"fixed\": %zu,"
 		" \"errors\": %zu, \"rounds\": %u,\n", modes[mode], r->exit_code,
 		r->n_fixed, r->n_unfixed, r->rounds);
+	fprintf(out, "  \"mounted\": %s, \"in_use\": %s,\n",
+		!r->mounted ? "null" : r->mounted == E3_MOUNT_RO ?
+		"\"read-only\"" : "\"read-write\"", r->in_use ? "true" : "false");
 	fprintf(out, "  \"journal_pending\": %s, \"journal_replayed\": %s,"
 		" \"superblock\": %llu,\n", r->journal_pending ? "true" : "false",
 		r->journal_replayed ? "true" : "false",
@@ -345,6 +356,40 @@ static void print_json(FILE *out, const char *image,
 	fputs("}\n", out);
 }
 
+static const char *mount_word(int mounted)
+{
+	return mounted == E3_MOUNT_RO ? "read-only" : "read-write";
+}
+
+/* A mounted or busy image: refused (one line), or with --force-read read
+ * anyway (a warning first). 1 when refused. */
+static int say_busy(const struct args *a, const struct e3_check_report *r)
+{
+	int ro = a->o.mode == E3_CHECK_READONLY;
+	const char *anyway = "not checked (--force-read checks it anyway)";
+
+	if (r->fatal && r->fatal_err == E3_MOUNTED) {
+		tool_error(a->image, 0, "image is mounted %s: %s",
+			   mount_word(r->mounted),
+			   ro ? anyway : "not checked (unmount it first)");
+		return 1;
+	}
+	if (r->fatal && r->fatal_err == E3_IMAGE_LOCKED) {
+		tool_error(a->image, 0, "%s: %s", error_message(E3_IMAGE_LOCKED),
+			   ro ? anyway : "not checked (let it finish first)");
+		return 1;
+	}
+	if (r->mounted)
+		printf("%s: warning: image is mounted %s: checked anyway "
+		       "(--force-read); a live filesystem may read as damaged\n",
+		       a->image, mount_word(r->mounted));
+	if (r->in_use)
+		printf("%s: warning: image is in use by another e3img process: "
+		       "checked anyway (--force-read); it may be half written\n",
+		       a->image);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -366,6 +411,11 @@ int main(int argc, char **argv)
 	}
 	if (a.json) {
 		print_json(stdout, a.image, r, a.o.mode);
+		err = r->exit_code;
+		e3_check_report_free(r);
+		return (int)err;
+	}
+	if (say_busy(&a, r)) {
 		err = r->exit_code;
 		e3_check_report_free(r);
 		return (int)err;

@@ -102,6 +102,8 @@ struct chk_ctx {
 	struct e3_check_report *rep;
 	ext2_filsys fs;
 	int fd;				/* read-only fd for raw reads */
+	int lock_fd;			/* holds the image lock for the whole
+					   run (every round reopens fs) */
 	unsigned bs;			/* block size */
 	blk64_t nblocks;
 	ext2_ino_t ninodes;

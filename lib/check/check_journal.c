@@ -25,10 +25,8 @@
 #define JBD_SB_V1 3
 #define JBD_SB_V2 4
 #define JBD_MIN_BLOCKS 1024
-#define JBD_KNOWN_INCOMPAT 0x1fu	/* revoke 64bit async csum2 csum3 */
-#define JBD_KNOWN_COMPAT 0x1u
 
-enum { JNL_OK = 0, JNL_PENDING, JNL_INVALID };	/* chk_journal_state */
+enum { JNL_OK = 0, JNL_PENDING, JNL_INVALID, JNL_UNSUPP };	/* chk_journal_state */
 
 struct jsb {			/* the fields read here, big-endian on disk */
 	uint32_t magic, blocktype, sequence;
@@ -49,26 +47,60 @@ static int jbad(struct chk_ctx *ctx, int code, const char *why)
 	return code == E3P_JNL_UNSUPPORTED ? 0 : JNL_INVALID;
 }
 
-static int read_jsb(struct chk_ctx *ctx, struct ext2_inode *in, struct jsb *j)
+/* Journal block 0 into raw (ctx->bs bytes) and its fields into j. */
+static int read_jsb_raw(struct chk_ctx *ctx, struct ext2_inode *in,
+			struct jsb *j, unsigned char *raw)
 {
 	blk64_t pblk = 0;
-	unsigned char *buf;
-	const uint32_t *w;
+	const uint32_t *w = (const uint32_t *)raw;
 	int i;
 
 	if (ext2fs_bmap2(ctx->fs, EXT2_JOURNAL_INO, in, NULL, 0, 0, NULL, &pblk) ||
 	    !pblk || pblk >= ctx->nblocks)
 		return -1;
-	buf = malloc(ctx->bs);
-	if (!buf || chk_read_block(ctx, ctx->fd, pblk, buf)) {
-		free(buf);
+	if (chk_read_block(ctx, ctx->fd, pblk, raw))
 		return -1;
-	}
-	w = (const uint32_t *)buf;
 	for (i = 0; i < 12; i++)
 		((uint32_t *)j)[i] = ext2fs_be32_to_cpu(w[i]);
-	free(buf);
 	return 0;
+}
+
+static int read_jsb(struct chk_ctx *ctx, struct ext2_inode *in, struct jsb *j)
+{
+	unsigned char *buf = malloc(ctx->bs);
+	int rc = buf ? read_jsb_raw(ctx, in, j, buf) : -1;
+
+	free(buf);
+	return rc;
+}
+
+/* The journal superblock judged by the library's own rules (lib/journal/jbd2_log.c
+ * jbd2_super_check: what replay and writers refuse), so e3fsck reports
+ * exactly the superblocks the other tools will not replay. JNL_OK, or
+ * what jbad returns. */
+static int judge_jsb(struct chk_ctx *ctx, struct ext2_inode *in, uint64_t size,
+		     struct jsb *j)
+{
+	unsigned char *buf = malloc(ctx->bs > 1024 ? ctx->bs : 1024);
+	const char *why = NULL;
+	errcode_t err;
+	int rc;
+
+	if (!buf)
+		return jbad(ctx, E3P_JNL_INODE_BAD, "no memory to read its first block");
+	if (read_jsb_raw(ctx, in, j, buf)) {
+		free(buf);
+		return jbad(ctx, E3P_JNL_INODE_BAD, "no first block");
+	}
+	err = jbd2_super_check((const struct jbd2_superblock *)buf, ctx->bs,
+			       size / ctx->bs, JBD2_LOG_READ, &why);
+	free(buf);
+	if (!err)
+		return JNL_OK;
+	rc = jbad(ctx, err == E3_JOURNAL_UNSUPPORTED ? E3P_JNL_UNSUPPORTED :
+		  E3P_JNL_SB_BAD, why ? why : error_message(err));
+	/* unsupported: reported, never touched, no replay either */
+	return err == E3_JOURNAL_UNSUPPORTED ? JNL_UNSUPP : rc;
 }
 
 /* The log's block map as recovery and writers use it (lib/journal/jbd2_log.c):
@@ -95,6 +127,7 @@ static int chk_journal_state(struct chk_ctx *ctx)
 	struct e3_finding *f;
 	struct jsb j;
 	uint64_t size;
+	int st;
 
 	if (!ext2fs_has_feature_journal(sb))
 		return 0;
@@ -110,21 +143,11 @@ static int chk_journal_state(struct chk_ctx *ctx)
 		return jbad(ctx, E3P_JNL_INODE_BAD, "not a regular file in use");
 	if (size / ctx->bs < JBD_MIN_BLOCKS)
 		return jbad(ctx, E3P_JNL_INODE_BAD, "too small");
-	if (read_jsb(ctx, &in, &j))
-		return jbad(ctx, E3P_JNL_INODE_BAD, "no first block");
-	if (j.magic != JBD_MAGIC ||
-	    (j.blocktype != JBD_SB_V1 && j.blocktype != JBD_SB_V2))
-		return jbad(ctx, E3P_JNL_SB_BAD, "bad magic or type");
-	if (j.blocksize != ctx->bs)
-		return jbad(ctx, E3P_JNL_SB_BAD, "block size differs from the filesystem's");
-	if (j.maxlen > size / ctx->bs || j.maxlen < JBD_MIN_BLOCKS ||
-	    !j.first || j.first >= j.maxlen || (j.start && (j.start < j.first ||
-							     j.start >= j.maxlen)))
-		return jbad(ctx, E3P_JNL_SB_BAD, "length or log bounds");
-	if (j.blocktype == JBD_SB_V2 &&
-	    ((j.incompat & ~JBD_KNOWN_INCOMPAT) || j.ro_compat ||
-	     (j.compat & ~JBD_KNOWN_COMPAT)))
-		return jbad(ctx, E3P_JNL_UNSUPPORTED, "unknown feature bits");
+	st = judge_jsb(ctx, &in, size, &j);
+	if (st == JNL_UNSUPP)
+		return 0;
+	if (st != JNL_OK)
+		return st;
 	if (map_bad(ctx))
 		return jbad(ctx, E3P_JNL_INODE_BAD, "block map leaves the "
 		     "filesystem, names a block twice or has a hole");
@@ -411,7 +434,11 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 	}
 	memset(&rr, 0, sizeof(rr));
 	err = e3_journal_replay(ctx->fs, &rr);
-	if (err) {
+	/* a corrupt transaction, or a log that claims more than the journal
+	 * holds: the replay still wrote what was committed before it, emptied
+	 * the log and marked the filesystem for a check, which the next
+	 * rounds make, as e2fsck goes on after "Journal corrupted" */
+	if (err && err != E3_JOURNAL_CORRUPT && err != E3_JOURNAL_LOG_OVERRUN) {
 		rep->journal_pending = 1;
 		return err;
 	}
@@ -421,6 +448,10 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 		f->fixed = 1;
 		f->num = rr.transactions;
 		f->num2 = rr.blocks;
+	}
+	if (err && (f = chk_add(ctx, NULL, E3P_JNL_REPLAY_STOPPED))) {
+		f->fixed = 1;
+		f->name = strdup(error_message(err));
 	}
 	ctx->changed++;
 out:

@@ -219,6 +219,11 @@ P(E3P_JNL_RECREATED, "journal_recreated", 7, E3_FIX_PREEN,
 /* no error: the filesystem is a valid one without a journal */
 P(E3P_JNL_NOT_RECREATED, "journal_not_recreated", 7, E3_FIX_NEVER,
   "the invalid journal was cleared but not recreated ({name})", NULL),
+/* the replay wrote what it could and emptied the log; the rounds that
+ * follow check the result (e2fsck: "Journal corrupted", then a full check) */
+P(E3P_JNL_REPLAY_STOPPED, "journal_replay_stopped", 7, E3_FIX_PREEN,
+  "journal replay stopped early ({name}); the rest of the log was dropped",
+  "replay what was committed"),
 /* pass 8 */
 P(E3P_LAYOUT_NONCONTIG, "layout_noncontig", 8, E3_FIX_NEVER,
   "{num} files non-contiguous ({name}%), over the limit", NULL),

@@ -19,6 +19,7 @@
 #include "load.h"
 #include "image_sane.h"
 #include "fixed_clock.h"
+#include "journal/fault.h"
 
 /* The feature bits ext3 may carry; anything else is refused by writers. */
 #define E3_COMPAT_OK (EXT2_FEATURE_COMPAT_DIR_PREALLOC | \
@@ -176,13 +177,31 @@ static errcode_t open_fs(struct e3_image *img, int rw, ext2_filsys *ret)
 	return err;
 }
 
-static errcode_t refuse_mounted(struct e3_image *img)
+errcode_t e3_image_check_mounted(const char *path, int *ro)
 {
 	int mflags = 0;
-	errcode_t err = ext2fs_check_if_mounted(img->path, &mflags);
+	errcode_t err = ext2fs_check_if_mounted(path, &mflags);
 
-	if (err == 0 && (mflags & EXT2_MF_MOUNTED))
+	if (ro)
+		*ro = 0;
+	if (err == 0 && (mflags & EXT2_MF_MOUNTED)) {
+		if (ro)
+			*ro = !!(mflags & EXT2_MF_READONLY);
 		return E3_MOUNTED;
+	}
+	return 0;
+}
+
+static errcode_t refuse_mounted(struct e3_image *img)
+{
+	return e3_image_check_mounted(img->path, NULL);
+}
+
+errcode_t e3_image_flock(int fd, int write)
+{
+	if (flock(fd, (write ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? E3_IMAGE_LOCKED : errno;
+	e3_fault_locked();
 	return 0;
 }
 
@@ -233,6 +252,7 @@ static errcode_t lock_image(struct e3_image *img)
 {
 	int write = img->flags & E3_OPEN_WRITE;
 	struct stat st;
+	errcode_t err;
 
 	if (stat(img->path, &st) < 0)
 		return errno;
@@ -244,9 +264,9 @@ static errcode_t lock_image(struct e3_image *img)
 			return E3_IMAGE_READONLY;
 		return errno;
 	}
-	/* Writers are exclusive; readers share but never meet a writer. */
-	if (flock(img->fd, (write ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0)
-		return errno == EWOULDBLOCK ? E3_IMAGE_LOCKED : errno;
+	err = e3_image_flock(img->fd, write);
+	if (err)
+		return err;
 	return write ? refuse_mounted(img) : 0;
 }
 

@@ -86,6 +86,18 @@ int e3_block_owned(struct e3_image *img, blk64_t b);
 errcode_t e3_map_owned(struct e3_image *img, ext2_ino_t ino,
 		       struct ext2_inode *inode, blk64_t extra);
 
+/* The lock every e3img tool holds on an image while it works, on an fd
+ * of the image file: a writer's is exclusive, a reader's shared, so
+ * readers share an image but never meet a writer (flock: it ends with
+ * the process). E3_IMAGE_LOCKED when another process holds one that
+ * conflicts. E3_FAULT=stop-when-locked stops the process here. */
+errcode_t e3_image_flock(int fd, int write);
+/* E3_MOUNTED when the kernel has path mounted, read-only (*ro set, when
+ * ro is not NULL) or read-write; 0 otherwise, or when it cannot tell. A
+ * writer refuses a mounted image: the kernel caches what it read and
+ * writes its own view back. */
+errcode_t e3_image_check_mounted(const char *path, int *ro);
+
 /* Before the first change to an image without a journal: VALID_FS off on
  * disk (see unclean_on_disk). Takes fs_lock; a no-op after the first. */
 errcode_t e3_image_mark_unclean(struct e3_image *img);

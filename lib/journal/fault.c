@@ -1,7 +1,8 @@
 /*
  * fault.c: the fault layer behind E3_FAULT (see fault.h). Killing the
  * process from lib/ is the one exception to "lib never exits": it is the
- * crash the tests need, and only happens when the variable asks for it.
+ * crash the tests need, and only happens when the variable asks for it
+ * (stopping it, for stop-when-locked, is the same kind of exception).
  *
  * There is exactly one way out, crash(): SIGKILL, for kill:N and
  * stop-after-commit:N alike. stop-after-commit used to _exit(0), a second
@@ -31,6 +32,7 @@ static const struct {
 	{ "enospc", E3_FAULT_ENOSPC },
 	{ "stop-after-commit", E3_FAULT_STOP_AFTER_COMMIT },
 	{ "capture-enomem", E3_FAULT_CAPTURE_ENOMEM },
+	{ "stop-when-locked", E3_FAULT_STOP_WHEN_LOCKED },
 };
 
 errcode_t e3_fault_parse(struct e3_fault *f, const char *spec)
@@ -86,8 +88,8 @@ errcode_t e3_fault_write(struct e3_fault *f)
 {
 	uint64_t n;
 
-	if (!f || f->kind == E3_FAULT_NONE || f->kind == E3_FAULT_STOP_AFTER_COMMIT ||
-	    f->kind == E3_FAULT_CAPTURE_ENOMEM)
+	if (!f || (f->kind != E3_FAULT_KILL && f->kind != E3_FAULT_EIO &&
+		   f->kind != E3_FAULT_ENOSPC))
 		return 0;
 	n = __atomic_add_fetch(&f->writes, 1, __ATOMIC_SEQ_CST);
 	if (!hit(f, n))
@@ -116,4 +118,13 @@ void e3_fault_committed(struct e3_fault *f, uint64_t n)
 {
 	if (f && f->kind == E3_FAULT_STOP_AFTER_COMMIT && n == f->at)
 		crash();
+}
+
+void e3_fault_locked(void)
+{
+	struct e3_fault f;
+
+	if (e3_fault_parse(&f, getenv("E3_FAULT")) == 0 &&
+	    f.kind == E3_FAULT_STOP_WHEN_LOCKED)
+		raise(SIGSTOP);
 }

@@ -12,6 +12,10 @@
  *                                 transaction would without memory; this
  *                                 is how a step fails mid-operation (the
  *                                 others only fail at commit time)
+ *   E3_FAULT=stop-when-locked:1   SIGSTOP the process as soon as it holds
+ *                                 the image lock (e3_image_flock), so a
+ *                                 test can start another tool against an
+ *                                 image known to be held, then SIGCONT it
  * Any N may be written N*K: the K writes from the N-th on fail (an undo
  * that meets the same shortage as the step it undoes).
  * "Writes" are every write that reaches the image file: the journal's log,
@@ -33,6 +37,7 @@ enum e3_fault_kind {
 	E3_FAULT_ENOSPC,
 	E3_FAULT_STOP_AFTER_COMMIT,
 	E3_FAULT_CAPTURE_ENOMEM,
+	E3_FAULT_STOP_WHEN_LOCKED,
 };
 
 struct e3_fault {
@@ -53,5 +58,8 @@ errcode_t e3_fault_write(struct e3_fault *f);
 errcode_t e3_fault_capture(struct e3_fault *f);
 /* Call after a commit is durable (commit number n, from 1). */
 void e3_fault_committed(struct e3_fault *f, uint64_t n);
+/* Call once the image lock is held: stops the process for
+ * stop-when-locked (read from E3_FAULT here, no journal needed). */
+void e3_fault_locked(void);
 
 #endif

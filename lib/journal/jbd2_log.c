@@ -111,49 +111,96 @@ uint32_t jbd2_csum(const struct jbd2_log *log, uint32_t crc,
 	return ext2fs_crc32c_le(crc, buf, len);
 }
 
-/* e2fsck's superblock checks (ext3-facts §4.1), mode decides features */
-static errcode_t check_super(struct jbd2_log *log, uint64_t nblocks, int mode)
+/* Why each field is checked (ext3-facts §4.1; e2fsck's journal load and
+ * the kernel's superblock check, which refuse the same superblocks):
+ *  - magic and block type: anything else is not a journal superblock (a
+ *    descriptor, commit or revoke block there is a corrupt journal);
+ *  - features: one recovery does not know could change what a block
+ *    means; csum v2 and v3 exclude each other and the v1 checksum; the
+ *    superblock's own checksum, when it has one;
+ *  - s_nr_users: an internal journal serves one filesystem;
+ *  - s_blocksize: log blocks are filesystem blocks;
+ *  - s_maxlen: the log fits in the journal inode and holds at least
+ *    JBD2_MIN_JOURNAL_BLOCKS (the kernel's rule; a 2-block log made the
+ *    scan go round one block for ever);
+ *  - s_first: 1 or more (block 0 is this superblock) and below s_maxlen,
+ *    else the wrap arithmetic has no log to wrap into;
+ *  - s_start: 0 (empty) or a log block, in [s_first, s_maxlen);
+ *  - s_sequence: any value is a valid tid (tids wrap), nothing to check;
+ *    a log whose blocks do not carry it simply ends at s_start.
+ * A v1 superblock has no feature fields; whatever is there is ignored. */
+errcode_t jbd2_super_check(const struct jbd2_superblock *jsb, unsigned bs,
+			   uint64_t nblocks, int mode, const char **why)
 {
-	struct jbd2_superblock *jsb = log->jsb;
 	uint32_t type = jbd2_get32(jsb->s_header.h_blocktype);
+	uint32_t maxlen = jbd2_get32(jsb->s_maxlen);
+	uint32_t first = jbd2_get32(jsb->s_first);
+	uint32_t start = jbd2_get32(jsb->s_start);
+	uint32_t compat = 0, incompat = 0;
+	const char *dummy;
 
+	if (!why)
+		why = &dummy;
+	*why = "bad magic or type";
 	if (jbd2_get32(jsb->s_header.h_magic) != JBD2_MAGIC ||
 	    (type != JBD2_SUPERBLOCK_V1 && type != JBD2_SUPERBLOCK_V2))
 		return E3_JOURNAL_BAD;
-	if (jbd2_get32(jsb->s_blocksize) != log->bs)
-		return E3_JOURNAL_BAD;
+	if (type == JBD2_SUPERBLOCK_V2) {
+		compat = jbd2_get32(jsb->s_feature_compat);
+		incompat = jbd2_get32(jsb->s_feature_incompat);
+		*why = "shared by more than one filesystem (s_nr_users)";
+		if (jbd2_get32(jsb->s_nr_users) > 1)
+			return E3_JOURNAL_UNSUPPORTED;
+		*why = "unknown feature bits";
+		if ((incompat & ~JBD2_INCOMPAT_READ_OK) ||
+		    jbd2_get32(jsb->s_feature_ro_compat))
+			return E3_JOURNAL_UNSUPPORTED;
+		*why = "checksum features or checksum";
+		if ((incompat & JBD2_INCOMPAT_CSUM_V2) &&
+		    (incompat & JBD2_INCOMPAT_CSUM_V3))
+			return E3_JOURNAL_BAD;
+		if (jbd2_has_csum_v2v3(incompat) &&
+		    ((compat & JBD2_COMPAT_CHECKSUM) ||
+		     jsb->s_checksum_type != JBD2_CRC32C_CHKSUM ||
+		     jbd2_get32(jsb->s_checksum) != jbd2_super_csum(jsb)))
+			return E3_JOURNAL_BAD;
+	}
+	*why = "block size differs from the filesystem's";
+	if (jbd2_get32(jsb->s_blocksize) != bs)
+		return E3_JOURNAL_SB_BLOCKSIZE;
+	*why = "s_maxlen under 1024 blocks or past the journal inode's end";
+	if (maxlen > nblocks || maxlen < JBD2_MIN_JOURNAL_BLOCKS)
+		return E3_JOURNAL_SB_LENGTH;
+	*why = "s_first is 0 or not below s_maxlen";
+	if (first == 0 || first >= maxlen)
+		return E3_JOURNAL_SB_FIRST;
+	*why = "s_start outside the log blocks [s_first, s_maxlen)";
+	if (start && (start < first || start >= maxlen))
+		return E3_JOURNAL_SB_START;
+	*why = "a format our writer does not write";
+	if (mode == JBD2_LOG_WRITE &&
+	    (type == JBD2_SUPERBLOCK_V1 ||
+	     (incompat & ~JBD2_INCOMPAT_WRITE_OK) || compat))
+		return E3_JOURNAL_UNSUPPORTED;
+	*why = NULL;
+	return 0;
+}
+
+static errcode_t check_super(struct jbd2_log *log, uint64_t nblocks, int mode)
+{
+	struct jbd2_superblock *jsb = log->jsb;
+	errcode_t err = jbd2_super_check(jsb, log->bs, nblocks, mode, NULL);
+
+	if (err)
+		return err;
 	log->maxlen = jbd2_get32(jsb->s_maxlen);
 	log->first = jbd2_get32(jsb->s_first);
-	if (log->maxlen > nblocks || log->first == 0 ||
-	    log->first >= log->maxlen)
-		return E3_JOURNAL_BAD;
-	log->v2 = type == JBD2_SUPERBLOCK_V2;
-	if (!log->v2) {
-		log->compat = log->incompat = 0;
-		return mode == JBD2_LOG_WRITE ? E3_JOURNAL_UNSUPPORTED : 0;
-	}
-	log->compat = jbd2_get32(jsb->s_feature_compat);
-	log->incompat = jbd2_get32(jsb->s_feature_incompat);
-	if (jbd2_get32(jsb->s_nr_users) > 1)
-		return E3_JOURNAL_UNSUPPORTED;
-	if ((log->incompat & ~JBD2_INCOMPAT_READ_OK) ||
-	    jbd2_get32(jsb->s_feature_ro_compat))
-		return E3_JOURNAL_UNSUPPORTED;
-	if ((log->incompat & JBD2_INCOMPAT_CSUM_V2) &&
-	    (log->incompat & JBD2_INCOMPAT_CSUM_V3))
-		return E3_JOURNAL_BAD;
-	if (jbd2_has_csum_v2v3(log->incompat)) {
-		if (log->compat & JBD2_COMPAT_CHECKSUM)
-			return E3_JOURNAL_BAD;
-		if (jsb->s_checksum_type != JBD2_CRC32C_CHKSUM ||
-		    jbd2_get32(jsb->s_checksum) != jbd2_super_csum(jsb))
-			return E3_JOURNAL_BAD;
+	log->v2 = jbd2_get32(jsb->s_header.h_blocktype) == JBD2_SUPERBLOCK_V2;
+	log->compat = log->v2 ? jbd2_get32(jsb->s_feature_compat) : 0;
+	log->incompat = log->v2 ? jbd2_get32(jsb->s_feature_incompat) : 0;
+	if (jbd2_has_csum_v2v3(log->incompat))
 		log->csum_seed = ext2fs_crc32c_le(~0U, jsb->s_uuid,
 						  sizeof(jsb->s_uuid));
-	}
-	if (mode == JBD2_LOG_WRITE &&
-	    ((log->incompat & ~JBD2_INCOMPAT_WRITE_OK) || log->compat))
-		return E3_JOURNAL_UNSUPPORTED;
 	return 0;
 }
 

@@ -34,11 +34,22 @@ struct jbd2_log {
 errcode_t jbd2_log_open(ext2_filsys fs, io_channel io, int mode,
 			struct jbd2_log *log);
 void jbd2_log_close(struct jbd2_log *log);
-/* Log block after n advances from lb, wrapping to first. */
+/* Every check a journal superblock must pass before anything trusts it
+ * (what e2fsck's journal load and the kernel's superblock check refuse),
+ * on its own: jsb is journal block 0, bs the filesystem's block size,
+ * nblocks the journal inode's size in blocks. 0, E3_JOURNAL_BAD (magic,
+ * block type, checksums), E3_JOURNAL_UNSUPPORTED (features, shared
+ * journal, a v1 superblock for a writer) or an E3_JOURNAL_SB_* field
+ * error. *why (when why is not NULL): a few words for e3fsck's report. */
+errcode_t jbd2_super_check(const struct jbd2_superblock *jsb, unsigned bs,
+			   uint64_t nblocks, int mode, const char **why);
+/* Log block lb (>= first; lb - first may be any number of turns), wrapped
+ * into [first, maxlen): arithmetic, so a count a corrupt descriptor gives
+ * costs no more than a small one. */
 static inline uint32_t jbd2_log_wrap(const struct jbd2_log *log, uint64_t lb)
 {
-	while (lb >= log->maxlen)
-		lb -= log->maxlen - log->first;
+	if (lb >= log->maxlen)
+		lb = log->first + (lb - log->first) % (log->maxlen - log->first);
 	return (uint32_t)lb;
 }
 errcode_t jbd2_log_read(struct jbd2_log *log, uint32_t lb, void *buf);

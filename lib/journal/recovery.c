@@ -273,13 +273,24 @@ static int commit_ok(struct recovery *r, const unsigned char *b,
 	return 1;
 }
 
+/* A pass reads each log position once at most. The live log is shorter
+ * than the log area (s_maxlen - s_first blocks): a pass that would come
+ * round to where it began has met descriptors that claim more blocks than
+ * the journal holds, or a log that wraps onto itself, and without this
+ * bound it would go round for ever (a transaction's own descriptor read
+ * again carries the same tid). walked: positions consumed so far. */
+static int overruns(const struct recovery *r, uint64_t walked, uint64_t more)
+{
+	return walked + more > (uint64_t)r->log->maxlen - r->log->first;
+}
+
 static errcode_t do_pass(struct recovery *r, enum pass pass)
 {
 	struct jbd2_superblock *jsb = r->log->jsb;
 	uint32_t tid = jbd2_get32(jsb->s_sequence);
 	uint32_t next = jbd2_get32(jsb->s_start);
 	uint32_t crc = ~0U;
-	uint64_t last_time = 0;
+	uint64_t last_time = 0, walked = 0;
 	int need_time_check = 0;
 	errcode_t err;
 
@@ -292,6 +303,14 @@ static errcode_t do_pass(struct recovery *r, enum pass pass)
 
 		if (pass != PASS_SCAN && jbd2_tid_geq(tid, r->end_tid))
 			break;
+		if (overruns(r, walked, 1)) {
+			/* a whole turn read: the next block is s_start's,
+			 * which ends the log unless no commit came since */
+			if (pass == PASS_SCAN && tid != r->start_tid)
+				goto done;
+			goto overrun;
+		}
+		walked++;
 		err = jbd2_log_read(r->log, next, r->blk);
 		if (err)
 			return err;
@@ -302,6 +321,12 @@ static errcode_t do_pass(struct recovery *r, enum pass pass)
 			break;
 		type = jbd2_get32(h.h_blocktype);
 		if (type == JBD2_DESCRIPTOR_BLOCK) {
+			uint32_t ntags = count_tags(r, r->blk);
+
+			/* its blocks follow it: all inside one turn */
+			if (overruns(r, walked, ntags))
+				goto overrun;
+			walked += ntags;
 			if (!jbd2_tail_verify(r->log, r->blk)) {
 				if (pass != PASS_SCAN)
 					return E3_JOURNAL_CORRUPT;
@@ -317,7 +342,7 @@ static errcode_t do_pass(struct recovery *r, enum pass pass)
 					break;
 			} else {
 				next = jbd2_log_wrap(r->log, (uint64_t)next +
-						     count_tags(r, r->blk));
+						     ntags);
 			}
 			if (err)
 				return err;
@@ -341,6 +366,14 @@ static errcode_t do_pass(struct recovery *r, enum pass pass)
 			goto done;	/* unknown block type ends the log */
 		}
 	}
+	goto done;
+overrun:
+	/* SCAN: the log ends before the transaction that overran (the ones
+	 * before it committed inside the log and are replayed), and the
+	 * replay reports it; the later passes stop before it */
+	if (pass != PASS_SCAN)
+		return E3_JOURNAL_LOG_OVERRUN;
+	r->soft_err = E3_JOURNAL_LOG_OVERRUN;
 done:
 	if (pass == PASS_SCAN) {
 		if (!r->end_known) {

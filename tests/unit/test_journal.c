@@ -409,6 +409,186 @@ static void test_replay_empty_and_refusals(void)
 	unlink(img_path);
 }
 
+/* ---- the journal superblock validated before anything replays -------- */
+
+/* patch one be32 of the journal superblock of a freshly made image with a
+ * pending one-transaction log; replay must refuse with want and leave the
+ * image pending and untouched */
+static void sb_refused(unsigned off, uint32_t v, errcode_t want)
+{
+	struct e3_replay_report rep;
+	uint32_t seq, start;
+	unsigned char *a;
+	errcode_t err;
+	struct lb b;
+	int rec;
+
+	if (!make_image()) {
+		CHECK(0);
+		return;
+	}
+	lb_open(&b);
+	a = pattern(b.bs, 7);
+	blk64_t h[] = { HOME };
+	unsigned char *d[] = { a };
+	lb_blocks(&b, 3, 1, h, d);
+	lb_commit(&b, 3);
+	lb_close(&b, b.log.first, 3);
+	patch_jsb(off, v);
+	err = replay(&rep);
+	CHECK(err == want);
+	if (err != want)
+		fprintf(stderr, "  offset 0x%x = %u: got %ld\n", off, v, (long)err);
+	CHECK(rep.blocks == 0);
+	after_replay(&seq, &start, &rec);
+	CHECK(rec);			/* still pending: nothing was touched */
+	free(a);
+	unlink(img_path);
+}
+
+static void test_replay_refuses_bad_superblock_fields(void)
+{
+	/* the 8M image: 1 KiB blocks, a 1024-block journal inode */
+	sb_refused(0x10, 2, E3_JOURNAL_SB_LENGTH);	/* the spin of issue 19 */
+	sb_refused(0x10, 1000, E3_JOURNAL_SB_LENGTH);	/* under 1024 */
+	sb_refused(0x10, 1025, E3_JOURNAL_SB_LENGTH);	/* past the inode */
+	sb_refused(0x14, 0, E3_JOURNAL_SB_FIRST);
+	sb_refused(0x14, 1024, E3_JOURNAL_SB_FIRST);	/* == s_maxlen */
+	sb_refused(0x0C, 2048, E3_JOURNAL_SB_BLOCKSIZE);
+	sb_refused(0x1C, 1024, E3_JOURNAL_SB_START);	/* == s_maxlen */
+	sb_refused(0x1C, 5000, E3_JOURNAL_SB_START);
+	sb_refused(0x40, 2, E3_JOURNAL_UNSUPPORTED);	/* s_nr_users */
+	sb_refused(0x2C, 1, E3_JOURNAL_UNSUPPORTED);	/* ro_compat */
+	sb_refused(0x04, JBD2_DESCRIPTOR_BLOCK, E3_JOURNAL_BAD);
+	sb_refused(0x28, JBD2_INCOMPAT_CSUM_V2 | JBD2_INCOMPAT_CSUM_V3,
+		   E3_JOURNAL_BAD);
+}
+
+static void test_super_check_alone(void)
+{
+	struct jbd2_superblock sb;
+	const char *why = NULL;
+
+	memset(&sb, 0, sizeof(sb));
+	sb.s_header.h_magic = jbd2_be32(JBD2_MAGIC);
+	sb.s_header.h_blocktype = jbd2_be32(JBD2_SUPERBLOCK_V2);
+	sb.s_blocksize = jbd2_be32(4096);
+	sb.s_maxlen = jbd2_be32(4096);
+	sb.s_first = jbd2_be32(1);
+	sb.s_nr_users = jbd2_be32(1);
+	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_READ, &why) == 0);
+	CHECK(why == NULL);
+	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_WRITE, NULL) == 0);
+	/* a journal inode longer than the log is fine, as for e2fsck */
+	CHECK(jbd2_super_check(&sb, 4096, 8192, JBD2_LOG_READ, NULL) == 0);
+	CHECK(jbd2_super_check(&sb, 4096, 4095, JBD2_LOG_READ, &why) ==
+	      E3_JOURNAL_SB_LENGTH);
+	CHECK(why && strstr(why, "s_maxlen"));
+	CHECK(jbd2_super_check(&sb, 1024, 4096, JBD2_LOG_READ, NULL) ==
+	      E3_JOURNAL_SB_BLOCKSIZE);
+	sb.s_start = jbd2_be32(4095);		/* the last log block */
+	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_READ, NULL) == 0);
+	sb.s_first = jbd2_be32(8);
+	sb.s_start = jbd2_be32(7);		/* before s_first */
+	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_READ, NULL) ==
+	      E3_JOURNAL_SB_START);
+	sb.s_start = jbd2_be32(0);
+	sb.s_sequence = jbd2_be32(0xffffffffU);	/* any tid */
+	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_READ, NULL) == 0);
+	/* v1: no feature fields, whatever they hold; our writer wants v2 */
+	sb.s_header.h_blocktype = jbd2_be32(JBD2_SUPERBLOCK_V1);
+	sb.s_nr_users = jbd2_be32(7);
+	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_READ, NULL) == 0);
+	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_WRITE, NULL) ==
+	      E3_JOURNAL_UNSUPPORTED);
+}
+
+static void test_log_wrap_arithmetic(void)
+{
+	struct jbd2_log log;
+
+	memset(&log, 0, sizeof(log));
+	log.first = 1;
+	log.maxlen = 1024;
+	CHECK(jbd2_log_wrap(&log, 1023) == 1023);
+	CHECK(jbd2_log_wrap(&log, 1024) == 1);
+	CHECK(jbd2_log_wrap(&log, 1024 + 1023 * 5 + 7) == 8);
+	/* a corrupt count costs nothing more */
+	CHECK(jbd2_log_wrap(&log, (uint64_t)UINT32_MAX + 1024) ==
+	      1 + ((uint64_t)UINT32_MAX + 1023) % 1023);
+}
+
+/* a descriptor of tid with n tags at the next log block, its n data
+ * blocks skipped, not written (what a corrupt descriptor claims) */
+static void lb_desc_only(struct lb *b, uint32_t tid, unsigned n)
+{
+	unsigned char *d = calloc(1, b->bs), *t = d + 12;
+
+	hdr(d, JBD2_DESCRIPTOR_BLOCK, tid);
+	for (unsigned i = 0; i < n; i++) {
+		jbd2_store32(t, HOME + i);
+		jbd2_store16(t + 6, (i ? JBD2_FLAG_SAME_UUID : 0) |
+			     (i == n - 1 ? JBD2_FLAG_LAST_TAG : 0));
+		t += 8 + (i ? 0 : 16);
+	}
+	lb_put(b, d);
+	b->next = jbd2_log_wrap(&b->log, (uint64_t)b->next + n);
+	free(d);
+}
+
+static void test_replay_bounded_by_the_log(void)
+{
+	struct e3_replay_report rep;
+	uint32_t seq, start;
+	unsigned char *a, *zero;
+	struct lb b;
+	int rec;
+
+	if (!make_image())
+		SKIP("mke2fs failed");
+	alarm(20);	/* a scan that goes round for ever fails the test */
+	/* every log block a descriptor of tid 4 with one tag, no commit:
+	 * the scan goes round and round the same transaction */
+	lb_open(&b);
+	for (uint32_t lb = b.log.first; lb < b.log.maxlen; lb++) {
+		b.next = lb;
+		lb_desc_only(&b, 4, 1);
+	}
+	lb_close(&b, b.log.first, 4);
+	CHECK(replay(&rep) == E3_JOURNAL_LOG_OVERRUN);
+	CHECK(rep.transactions == 0 && rep.blocks == 0);
+	after_replay(&seq, &start, &rec);
+	CHECK(start == 0 && !rec);		/* the log is emptied */
+	unlink(img_path);
+
+	/* tid 5 committed, then tid 6's descriptors claim blocks all the
+	 * way round past s_start: tid 5 is replayed, tid 6 is not, and the
+	 * replay says why */
+	if (!make_image())
+		SKIP("mke2fs failed");
+	lb_open(&b);
+	a = pattern(b.bs, 9);
+	zero = calloc(1, b.bs);
+	blk64_t h5[] = { HOME + 200 };
+	unsigned char *d5[] = { a };
+	lb_blocks(&b, 5, 1, h5, d5);
+	lb_commit(&b, 5);
+	while (b.next + 121 < b.log.maxlen)
+		lb_desc_only(&b, 6, 120);
+	lb_desc_only(&b, 6, 120);		/* its blocks wrap past s_start */
+	lb_close(&b, b.log.first, 5);
+	CHECK(replay(&rep) == E3_JOURNAL_LOG_OVERRUN);
+	CHECK(rep.transactions == 1 && rep.blocks == 1);
+	CHECK(home_is(HOME + 200, a, b.bs));
+	CHECK(home_is(HOME, zero, b.bs));	/* tid 6: nothing */
+	after_replay(&seq, &start, &rec);
+	CHECK(start == 0 && !rec);
+	alarm(0);
+	free(a);
+	free(zero);
+	unlink(img_path);
+}
+
 /* ---- csum v3 logs, checked against e2fsck's replay -------------------- */
 
 static uint32_t c32c(uint32_t crc, const void *p, size_t n)
@@ -1050,6 +1230,10 @@ int main(void)
 	RUN(test_replay_revoke_escape);
 	RUN(test_replay_log_wrap_and_tid_wrap);
 	RUN(test_replay_empty_and_refusals);
+	RUN(test_replay_refuses_bad_superblock_fields);
+	RUN(test_super_check_alone);
+	RUN(test_log_wrap_arithmetic);
+	RUN(test_replay_bounded_by_the_log);
 	RUN(test_replay_csum_v3_as_e2fsck);
 	RUN(test_replay_csum_v3_bad_tag_as_e2fsck);
 	RUN(test_replay_csum_v2_as_e2fsck);
