@@ -274,6 +274,35 @@ int e3_journal_pending(ext2_filsys fs);
  * the superblock and group descriptors may have changed under it. */
 errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep);
 
+
+/* ---- e3debugfs' needs (lib/view_open.c, lib/shell_ops.c; branch debugfs)
+ * A view for readers that never write, and the journaled changes the
+ * shell makes that the load API above lacks. */
+
+#define E3_VIEW_NO_BITMAPS	0x1	/* do not read the bitmaps (debugfs -c) */
+#define E3_VIEW_NO_REPLAY	0x2	/* show the image as it is on disk even
+					   with a pending journal */
+/* Opens path read-only under a shared lock (never beside an e3img
+ * writer). A pending journal is replayed in memory: *fs shows the
+ * replayed filesystem, *replayed is 1 and rep says what was replayed,
+ * and nothing is written to the image. superblock and blocksize are
+ * ext2fs_open2's (0, 0: the primary). Close *fs with ext2fs_close_free;
+ * no other thread may use it. */
+errcode_t e3_view_open(const char *path, unsigned flags, blk64_t superblock,
+		       unsigned blocksize, ext2_filsys *fs,
+		       struct e3_replay_report *rep, int *replayed);
+/* Removes the empty directory name from dir (its ".." link from dir
+ * too): ENOTEMPTY, E3_NOT_DIR, E3_NOT_FOUND, or E3_FILE_BLOCKS_BAD when
+ * its map is damaged; nothing changed then. */
+errcode_t e3_rmdir(e3_image_t *img, ext2_ino_t dir, const char *name);
+/* Writes inode ino as given (size bytes of it, at most the image's inode
+ * size), journaled: for field edits (set_inode_field). */
+errcode_t e3_inode_write(e3_image_t *img, ext2_ino_t ino,
+			 const struct ext2_inode *inode, size_t size);
+/* Commits the running transaction now (no checkpoint): what was done so
+ * far survives a kill. */
+errcode_t e3_image_commit(e3_image_t *img);
+
 #ifdef __cplusplus
 }
 #endif
