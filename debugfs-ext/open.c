@@ -1,0 +1,104 @@
+/*
+ * open.c: how e3debugfs opens an image.
+ *
+ * -w: e3_image_open(E3_OPEN_WRITE) — the library refuses a mounted image
+ * and one another e3img process has open (its flock), and replays a
+ * pending journal first; we say so. Every change then goes through the
+ * library's journal.
+ * Otherwise (and always with -c): e3_view_open, read-only under a shared
+ * lock; a pending journal is replayed in memory only, so what is shown
+ * is what a replay would give while the image keeps its journal; we say
+ * so once. -c skips the bitmaps, as debugfs' catastrophic mode does.
+ */
+#include <string.h>
+
+#include "open.h"
+
+static void say_open_error(const char *path, errcode_t err)
+{
+	fprintf(stderr, "e3debugfs: %s: %s\n", path, error_message(err));
+}
+
+static int open_writer(struct dbg *d, const char *path)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	const struct e3_open_report *rep;
+	errcode_t err = e3_image_open(path, &opts, &d->img);
+
+	if (err) {
+		say_open_error(path, err);
+		return 1;
+	}
+	d->fs = e3_image_fs(d->img);
+	d->writable = 1;
+	rep = e3_image_open_report(d->img);
+	if (rep->replayed)
+		fprintf(stderr, "e3debugfs: %s: journal replayed before writing "
+			"(%u transactions, %u blocks)\n", path,
+			rep->transactions, rep->blocks);
+	return 0;
+}
+
+static int open_view(struct dbg *d, const char *path, int catastrophic,
+		     unsigned long superblock, unsigned blocksize)
+{
+	struct e3_replay_report rep;
+	int replayed = 0;
+	unsigned flags = catastrophic ? E3_VIEW_NO_BITMAPS : 0;
+	errcode_t err;
+
+	memset(&rep, 0, sizeof(rep));
+	err = e3_view_open(path, flags, superblock, blocksize, &d->fs, &rep,
+			   &replayed);
+	if (err) {
+		say_open_error(path, err);
+		return 1;
+	}
+	if (replayed)
+		fprintf(stderr, "e3debugfs: %s: the journal needs recovery: "
+			"showing the replayed state (%u transactions), "
+			"the image is not written\n", path, rep.transactions);
+	return 0;
+}
+
+int dbg_open(struct dbg *d, const char *path, int write, int catastrophic,
+	     unsigned long superblock, unsigned blocksize)
+{
+	int rc;
+
+	d->catastrophic = catastrophic;
+	if (write && catastrophic)
+		fprintf(stderr, "e3debugfs: %s: -c is read-only: -w ignored\n",
+			path);
+	if (catastrophic)
+		fprintf(stderr, "e3debugfs: %s: catastrophic mode - not "
+			"reading inode or group bitmaps\n", path);
+	if (write && !catastrophic)
+		rc = open_writer(d, path);
+	else
+		rc = open_view(d, path, catastrophic, superblock, blocksize);
+	if (rc)
+		return rc;
+	d->root = d->cwd = EXT2_ROOT_INO;
+	return 0;
+}
+
+int dbg_close(struct dbg *d)
+{
+	errcode_t err;
+
+	if (d->img) {
+		err = e3_image_close(d->img);
+		d->img = NULL;
+		d->fs = NULL;
+		if (err) {
+			fprintf(stderr, "e3debugfs: %s: close: %s\n", d->image,
+				error_message(err));
+			return 1;
+		}
+		return 0;
+	}
+	if (d->fs)
+		ext2fs_close_free(&d->fs);
+	return 0;
+}

@@ -1,0 +1,17 @@
+/*
+ * open.h: opening and closing the image for a run (open.c).
+ */
+#ifndef E3_DBG_OPEN_H
+#define E3_DBG_OPEN_H
+#include "dbg.h"
+
+/* Opens path into d: with write (and not catastrophic) through
+ * e3_image_open as the one writer, else as a view (e3_view_open). Prints
+ * why it cannot ("e3debugfs: IMAGE: reason") and returns 1. */
+int dbg_open(struct dbg *d, const char *path, int write, int catastrophic,
+	     unsigned long superblock, unsigned blocksize);
+/* Closes what dbg_open opened; a writer's close commits and checkpoints.
+ * Returns 1 (and says why) when that fails. */
+int dbg_close(struct dbg *d);
+
+#endif
