@@ -54,10 +54,14 @@ static int open_view(struct dbg *d, const char *path, int catastrophic,
 		say_open_error(path, err);
 		return 1;
 	}
-	if (replayed)
+	if (replayed && rep.transactions)
 		fprintf(stderr, "e3debugfs: %s: the journal needs recovery: "
 			"showing the replayed state (%u transactions), "
 			"the image is not written\n", path, rep.transactions);
+	else if (replayed)
+		fprintf(stderr, "e3debugfs: %s: the journal is marked for "
+			"recovery but holds no committed transaction (mounted, "
+			"or killed before its first commit)\n", path);
 	return 0;
 }
 

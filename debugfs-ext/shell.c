@@ -215,6 +215,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->requests = calloc((size_t)argc, sizeof(*o->requests));
 	if (!o->requests)
 		return 1;
+	opterr = 0;
 	while ((c = getopt(argc, argv, "wcb:s:R:f:JeV")) != -1) {
 		switch (c) {
 		case 'w': o->write = 1; break;
@@ -248,6 +249,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			printf("e3debugfs (e3img) %s\n", E3IMG_VERSION);
 			exit(0);
 		default:
+			fprintf(stderr, "e3debugfs: bad option -%c\n", optopt);
 			return 1;
 		}
 	}
