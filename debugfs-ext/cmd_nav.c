@@ -1,7 +1,8 @@
 /*
  * cmd_nav.c: moving around — cd, pwd, dirsearch DIR NAME (which block
- * and offset of the directory hold the name), quit.
+ * and offset of the directory hold the name), list_requests, quit.
  */
+#include <ss/ss.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,4 +130,24 @@ DBG_CMD(do_quit)
 	(void)argc;
 	(void)argv;
 	d->quit = 1;
+}
+
+extern ss_request_table e3debugfs_cmds;
+
+/* libss' own list_requests prints to stdout, past -J's capture */
+DBG_CMD(do_lr)
+{
+	struct dbg *d = dbg_of(info);
+
+	(void)argc;
+	(void)argv;
+	fprintf(d->out, "Available e3debugfs requests:\n\n");
+	for (ss_request_entry *r = e3debugfs_cmds.requests; r->command_names; r++) {
+		char names[128] = "";
+
+		for (const char *const *n = r->command_names; *n; n++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names),
+				 "%s%s", n == r->command_names ? "" : ", ", *n);
+		fprintf(d->out, "%-24s %s\n", names, r->info_string);
+	}
 }

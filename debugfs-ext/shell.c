@@ -296,7 +296,6 @@ int main(int argc, char **argv)
 		dbg_close(&d);
 		return DBG_EXIT_FAILED;
 	}
-	ss_add_request_table(sci, &ss_std_requests, 1, &code);
 	for (size_t i = 0; i < o.nrequests && !stop(&d); i++)
 		dbg_run_line(&d, sci, o.requests[i]);
 	if (o.file && !stop(&d)) {
