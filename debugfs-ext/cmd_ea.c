@@ -170,3 +170,76 @@ DBG_CMD(do_ea_get)
 usage:
 	dbg_fail(d, 0, "usage: ea_get [-f OUTFILE] [-V] FILE NAME");
 }
+
+/* ea_set [-f HOSTFILE] FILE NAME [VALUE]: the value from the command
+ * line or, with -f, a host file's bytes */
+DBG_CMD(do_ea_set)
+{
+	struct dbg *d = dbg_of(info);
+	const char *file = NULL;
+	char *value = NULL;
+	size_t len = 0;
+	ext2_ino_t ino;
+	errcode_t err;
+	int c;
+
+	optind = 0;
+	while ((c = dbg_getopt(argc, argv, "f:")) != -1) {
+		if (c != 'f')
+			goto usage;
+		file = optarg;
+	}
+	if (argc != optind + (file ? 2 : 3))
+		goto usage;
+	if (dbg_need_rw(d) || !(ino = dbg_inode(d, argv[optind])))
+		return;
+	if (file) {
+		FILE *f = fopen(file, "r");
+		size_t cap = 65536;
+
+		value = f ? malloc(cap) : NULL;
+		if (value)
+			len = fread(value, 1, cap, f);
+		if (!f || !value || ferror(f) || !feof(f)) {
+			dbg_fail(d, !f ? errno : !value ? ENOMEM : E3_XATTR_TOO_BIG,
+				 "%s", file);
+			if (f)
+				fclose(f);
+			free(value);
+			return;
+		}
+		fclose(f);
+	} else {
+		len = strlen(argv[optind + 2]);
+	}
+	err = e3_setxattr(d->img, ino, argv[optind + 1],
+			  file ? value : argv[optind + 2], len);
+	free(value);
+	if (err)
+		dbg_fail(d, err, "%s: %s", argv[optind], argv[optind + 1]);
+	else
+		d->changed = 1;
+	return;
+usage:
+	dbg_fail(d, 0, "usage: ea_set [-f HOSTFILE] FILE NAME [VALUE]");
+}
+
+DBG_CMD(do_ea_rm)
+{
+	struct dbg *d = dbg_of(info);
+	ext2_ino_t ino;
+	errcode_t err;
+
+	if (dbg_args(d, argc, 3, 1 << 20, "ea_rm FILE NAME...") || dbg_need_rw(d))
+		return;
+	if (!(ino = dbg_inode(d, argv[1])))
+		return;
+	for (int i = 2; i < argc; i++) {
+		err = e3_removexattr(d->img, ino, argv[i]);
+		if (err) {
+			dbg_fail(d, err, "%s: %s", argv[1], argv[i]);
+			return;
+		}
+		d->changed = 1;
+	}
+}

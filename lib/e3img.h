@@ -299,6 +299,9 @@ errcode_t e3_rmdir(e3_image_t *img, ext2_ino_t dir, const char *name);
  * size), journaled: for field edits (set_inode_field). */
 errcode_t e3_inode_write(e3_image_t *img, ext2_ino_t ino,
 			 const struct ext2_inode *inode, size_t size);
+/* Removes the extended attribute name of ino (ENODATA: it has none such),
+ * journaled; an EA block left empty is freed. */
+errcode_t e3_removexattr(e3_image_t *img, ext2_ino_t ino, const char *name);
 /* Commits the running transaction now (no checkpoint): what was done so
  * far survives a kill. */
 errcode_t e3_image_commit(e3_image_t *img);

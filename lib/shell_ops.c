@@ -1,8 +1,8 @@
 /*
  * shell_ops.c: the few journaled changes e3debugfs needs that the load
  * API lacks — removing an empty directory, writing an inode's fields
- * (set_inode_field), and committing at the end of a request so that a
- * finished request survives a kill. Each is one atomic operation under
+ * (set_inode_field), removing an extended attribute, and committing at
+ * the end of a request so that a finished request survives a kill. Each is one atomic operation under
  * fs_lock ending with e3_op_end, like e3_remove (copyin_remove.c), whose
  * error discipline (undo, else poison the transaction) they follow.
  */
@@ -175,4 +175,47 @@ errcode_t e3_image_commit(e3_image_t *img)
 		err = e3_journal_commit(img->journal, 0);
 	e3_fs_unlock(img);
 	return err;
+}
+
+errcode_t e3_removexattr(e3_image_t *img, ext2_ino_t ino, const char *name)
+{
+	struct ext2_xattr_handle *h = NULL;
+	struct ext2_inode inode;
+	errcode_t err, err2;
+	ext2_filsys fs;
+
+	if ((err = e3_check_writable(img)))
+		return err;
+	e3_fs_lock(img);
+	fs = img->fs;
+	if (ino < EXT2_ROOT_INO || ino > fs->super->s_inodes_count)
+		err = E3_NOT_FOUND;
+	else if (!(err = ext2fs_read_inode(fs, ino, &inode)) &&
+		 inode.i_links_count == 0)
+		err = E3_NOT_FOUND;
+	if (!err)
+		err = ext2fs_xattrs_open(fs, ino, &h);
+	if (!err) {
+		err = ext2fs_xattrs_read(h);
+		if (!err) {
+			/* libext2fs says nothing when the name is absent */
+			void *v = NULL;
+			size_t len;
+
+			err = ext2fs_xattr_get(h, name, &v, &len);
+			ext2fs_free_mem(&v);
+			if (err == EXT2_ET_EA_KEY_NOT_FOUND)
+				err = ENODATA;
+		}
+		/* a freed EA block reaches the allocator's stats hook, which
+		 * revokes it (see copyin_remove.c) */
+		if (!err)
+			err = ext2fs_xattr_remove(h, name);
+		err2 = ext2fs_xattrs_close(&h);
+		if (!err)
+			err = err2;
+	}
+	err2 = e3_op_end(img);
+	e3_fs_unlock(img);
+	return err ? err : err2;
 }

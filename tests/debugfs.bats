@@ -85,7 +85,11 @@ oracle_reads() {
 		 "stats" "stats -h" "pwd" "ffb 5" "ffi" "testi /a.txt" \
 		 "testb 1 20" "cat /a.txt" "cat /sparse" "blocks /d/data" \
 		 "blocks /sparse" "bmap /d/data 13" "bmap /sparse 100" \
-		 "ea_list /a.txt" "ea_list /d/data" "ea_get /a.txt user.foo"; do
+		 "ea_list /a.txt" "ea_list /d/data" "ea_get /a.txt user.foo" \
+		 "ea_get -V /a.txt user.foo" "imap /a.txt" "imap <2>" \
+		 "idump /a.txt" "idump /d/data" "bd 1" "bd -f /d/data 1" \
+		 "dx_hash hello" "dx_hash -h tea -s 00000000-0000-0000-0000-000000000001 hello" \
+		 "params"; do
 		same_as_debugfs "$img" "$r" || return 1
 	done
 	for f in / /a.txt /d /d/data /d/hard /d/fifo /link /slowlink /sparse \
@@ -347,6 +351,23 @@ EOF
 	[[ "$output" == *"Links: 2"* ]]	# +1 (/k/a.txt) -1 (/d/hard)
 	run debugfs -R "ls -p /d" "$T/w.img"
 	[[ "$output" != *"/hard/"* && "$output" != *"/sub/"* ]]
+}
+
+@test "ea_set and ea_rm go through the journal" {
+	cp "$D/e1k.img" "$T/x.img"
+	printf 'file\0value' >"$T/val"
+	run --separate-stderr e3debugfs -w -R "ea_set /a.txt user.new value1" \
+		-R "ea_set -f $T/val /d/data user.fromfile" -R "ea_rm /a.txt user.foo" "$T/x.img"
+	[ "$status" -eq 0 ]
+	assert_fsck_clean "$T/x.img"
+	run debugfs -R "ea_list /a.txt" "$T/x.img"
+	[[ "$output" == *'user.new (6) = "value1"'* ]]
+	[[ "$output" != *"user.foo"* ]]
+	run debugfs -R "ea_get -f $T/back /d/data user.fromfile" "$T/x.img"
+	cmp "$T/val" "$T/back"
+	run --separate-stderr e3debugfs -w -R "ea_rm /a.txt user.none" "$T/x.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"user.none: No data available"* ]]
 }
 
 @test "creators given a path create in the named directory, never a name with a slash" {
