@@ -187,8 +187,10 @@ static void run_stream(struct dbg *d, int sci, FILE *f, int echo, int prompt)
 			if (t) {
 				trim(t);
 				/* as debugfs -f: each request echoed */
-				if (*t && *t != '#' && !d->json)
+				if (*t && *t != '#' && !d->json) {
 					printf("e3debugfs: %s\n", t);
+					fflush(stdout);
+				}
 				free(t);
 			}
 		}
