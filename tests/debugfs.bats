@@ -89,7 +89,8 @@ oracle_reads() {
 		 "ea_get -V /a.txt user.foo" "imap /a.txt" "imap <2>" \
 		 "idump /a.txt" "idump /d/data" "bd 1" "bd -f /d/data 1" \
 		 "dx_hash hello" "dx_hash -h tea -s 00000000-0000-0000-0000-000000000001 hello" \
-		 "params"; do
+		 "params" "filefrag -v /d/data" "filefrag -v /sparse" "filefrag -r /" \
+		 "filefrag -dv /big" "blocks /slowlink"; do
 		same_as_debugfs "$img" "$r" || return 1
 	done
 	for f in / /a.txt /d /d/data /d/hard /d/fifo /link /slowlink /sparse \
@@ -351,6 +352,14 @@ EOF
 	[[ "$output" == *"Links: 2"* ]]	# +1 (/k/a.txt) -1 (/d/hard)
 	run debugfs -R "ls -p /d" "$T/w.img"
 	[[ "$output" != *"/hard/"* && "$output" != *"/sub/"* ]]
+}
+
+@test "blocks of a fast symlink lists nothing (debugfs lists its target's bytes)" {
+	run --separate-stderr e3debugfs -R "blocks /link" "$D/e1k.img"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run debugfs -R "blocks /link" "$D/e1k.img"
+	[[ "$output" == *[0-9]* ]]
 }
 
 @test "ea_set and ea_rm go through the journal" {
