@@ -12,22 +12,10 @@
 #include "dbg.h"
 #include "dump.h"
 
-/* Writes len bytes to fd, or seeks over them when they are all zero and
- * sparse is set (the file is truncated to its size at the end). */
-static errcode_t put(int fd, FILE *f, const char *buf, size_t len, int sparse)
+static errcode_t write_at(int fd, const char *buf, size_t len, off_t off)
 {
-	if (f)
-		return fwrite(buf, 1, len, f) == len ? 0 : EIO;
-	if (sparse) {
-		size_t i = 0;
-
-		while (i < len && !buf[i])
-			i++;
-		if (i == len)
-			return lseek(fd, (off_t)len, SEEK_CUR) < 0 ? errno : 0;
-	}
 	while (len) {
-		ssize_t n = write(fd, buf, len);
+		ssize_t n = pwrite(fd, buf, len, off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -35,19 +23,72 @@ static errcode_t put(int fd, FILE *f, const char *buf, size_t len, int sparse)
 			return errno;
 		buf += n;
 		len -= (size_t)n;
+		off += n;
 	}
 	return 0;
+}
+
+struct copy {
+	int fd;
+	char *buf;
+	errcode_t err;
+};
+
+/* each mapped data block to its offset: holes stay holes, and a sparse
+ * 5 GiB file costs what its data costs */
+static int copy_block(ext2_filsys fs, blk64_t *blk, e2_blkcnt_t cnt,
+		      blk64_t ref, int ref_off, void *priv)
+{
+	struct copy *c = priv;
+
+	(void)ref;
+	(void)ref_off;
+	if (cnt < 0)
+		return 0;
+	c->err = io_channel_read_blk64(fs->io, *blk, 1, c->buf);
+	if (!c->err)
+		c->err = write_at(c->fd, c->buf, fs->blocksize,
+				  (off_t)cnt * fs->blocksize);
+	return c->err ? BLOCK_ABORT : 0;
+}
+
+static errcode_t copy_to_fd(struct dbg *d, ext2_ino_t ino, int fd)
+{
+	struct copy c = { .fd = fd };
+	struct ext2_inode inode;
+	errcode_t err;
+
+	if ((err = ext2fs_read_inode(d->fs, ino, &inode)))
+		return err;
+	if (LINUX_S_ISLNK(inode.i_mode) && !ext2fs_inode_has_valid_blocks2(d->fs, &inode))
+		return write_at(fd, (const char *)inode.i_block,
+				EXT2_I_SIZE(&inode), 0);
+	if (!(c.buf = malloc(d->fs->blocksize)))
+		return ENOMEM;
+	if (ext2fs_inode_has_valid_blocks2(d->fs, &inode))
+		err = ext2fs_block_iterate3(d->fs, ino, BLOCK_FLAG_READ_ONLY |
+					    BLOCK_FLAG_DATA_ONLY, NULL,
+					    copy_block, &c);
+	free(c.buf);
+	if (!err)
+		err = c.err;
+	/* the last block's tail past i_size goes, and a trailing hole
+	 * becomes the file's length */
+	if (!err && ftruncate(fd, (off_t)EXT2_I_SIZE(&inode)) < 0)
+		err = errno;
+	return err;
 }
 
 errcode_t dbg_copy_out(struct dbg *d, ext2_ino_t ino, int fd, FILE *f)
 {
 	ext2_file_t ef;
 	unsigned bs = d->fs->blocksize, got;
-	char *buf = malloc(bs);
-	struct ext2_inode inode;
+	char *buf;
 	errcode_t err;
 
-	if (!buf)
+	if (!f)
+		return copy_to_fd(d, ino, fd);
+	if (!(buf = malloc(bs)))
 		return ENOMEM;
 	err = ext2fs_file_open(d->fs, ino, 0, &ef);
 	if (err) {
@@ -58,15 +99,13 @@ errcode_t dbg_copy_out(struct dbg *d, ext2_ino_t ino, int fd, FILE *f)
 		err = ext2fs_file_read(ef, buf, bs, &got);
 		if (err || !got)
 			break;
-		err = put(fd, f, buf, got, !f);
-		if (err)
+		if (fwrite(buf, 1, got, f) != got) {
+			err = EIO;
 			break;
+		}
 	}
 	ext2fs_file_close(ef);
 	free(buf);
-	if (!err && !f && !(err = ext2fs_read_inode(d->fs, ino, &inode)) &&
-	    ftruncate(fd, (off_t)EXT2_I_SIZE(&inode)) < 0)
-		err = errno;
 	return err;
 }
 
