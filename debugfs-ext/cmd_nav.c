@@ -80,9 +80,10 @@ static int search_block(ext2_filsys fs, blk64_t *blk, e2_blkcnt_t cnt,
 			break;
 		if (de->inode && (size_t)ext2fs_dirent_name_len(de) == s->len &&
 		    memcmp(de->name, s->name, s->len) == 0) {
+			/* debugfs prints the offset twice */
 			fprintf(s->d->out, "Entry found at logical block %lld, "
-				"phys %llu, offset %u\n", (long long)cnt,
-				(unsigned long long)*blk, off);
+				"phys %llu, offset %u\noffset %u\n", (long long)cnt,
+				(unsigned long long)*blk, off, off);
 			s->found = 1;
 			return BLOCK_ABORT;
 		}

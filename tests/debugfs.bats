@@ -53,7 +53,10 @@ setup_file() {
 	truncate -s 5G "$D/hsrc/huge"
 	printf 'tail' >>"$D/hsrc/huge"
 	head -c 3000 /dev/urandom | dd of="$D/hsrc/huge" bs=1M seek=4100 conv=notrunc 2>/dev/null
-	e3mkfs -q -d "$D/hsrc" "$D/huge.img" 16M >/dev/null
+	# and a directory whose htree index has two levels (1 KiB blocks)
+	mkdir "$D/hsrc/idx"
+	(cd "$D/hsrc/idx" && seq 1 6000 | sed 's/^/a-rather-long-file-name-to-fill-blocks-quickly-/' | xargs touch)
+	e3mkfs -q -d "$D/hsrc" "$D/huge.img" 32M >/dev/null
 	# the kernel's own layout after churn, when we may loop-mount
 	if [ "$(id -u)" -eq 0 ] && [ -e /dev/loop-control ]; then
 		mke2fs -q -t ext3 -F "$D/kern.img" 16M >/dev/null 2>&1
@@ -113,7 +116,7 @@ oracle_reads() {
 		 "idump /a.txt" "idump /d/data" "bd 1" "bd -f /d/data 1" \
 		 "dx_hash hello" "dx_hash -h tea -s 00000000-0000-0000-0000-000000000001 hello" \
 		 "params" "filefrag -v /d/data" "filefrag -v /sparse" "filefrag -r /" \
-		 "filefrag -dv /big" "blocks /slowlink"; do
+		 "filefrag -dv /big" "blocks /slowlink" "dirsearch /d data"; do
 		same_as_debugfs "$img" "$r" || return 1
 	done
 	for f in / /a.txt /d /d/data /d/hard /d/fifo /link /slowlink /sparse \
@@ -121,6 +124,14 @@ oracle_reads() {
 		 $( [ "$(id -u)" -eq 0 ] && echo /d/cdev /d/bdev); do
 		same_as_debugfs "$img" "stat $f" || return 1
 	done
+	# /big has an index unless mke2fs -d wrote it
+	if debugfs -R "htree /big" "$img" 2>/dev/null | grep -q '^Root node dump'; then
+		same_as_debugfs "$img" "htree /big" || return 1
+	else
+		run --separate-stderr e3debugfs -R "htree /big" "$img"
+		[ "$status" -eq 1 ] || return 1
+		[[ "$stderr" == *"not a hash-indexed directory"* ]] || return 1
+	fi
 	# icheck of the blocks a few files own, and some nobody owns
 	local blocks
 	blocks=$(debugfs -R "blocks /d/data" "$img" 2>/dev/null | cut -d' ' -f1-3)
@@ -142,10 +153,14 @@ oracle_reads() {
 	oracle_reads "$D/mk.img"
 }
 
-@test "reads match debugfs on a sparse file past 4 GiB" {
+@test "reads match debugfs on a sparse file past 4 GiB and a two-level htree directory" {
 	local r
+	run debugfs -R "htree /idx" "$D/huge.img"
+	[[ "$output" == *"Indirect levels: 1"* ]]
 	for r in "stat /huge" "blocks /huge" "bmap /huge 4198400" "bmap /huge 5000000" \
-		 "filefrag -v /huge" "icheck 1 2 3" "ls -l /"; do
+		 "filefrag -v /huge" "icheck 1 2 3" "ls -l /" "htree /idx" "ls /idx" \
+		 "stat /idx" "dirsearch /idx a-rather-long-file-name-to-fill-blocks-quickly-4321" \
+		 "ncheck 5000 6000"; do
 		same_as_debugfs "$D/huge.img" "$r" || return 1
 	done
 	run --separate-stderr e3debugfs -R "dump /huge $T/huge" "$D/huge.img"
