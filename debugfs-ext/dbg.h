@@ -26,6 +26,11 @@ struct dbg {
 	const char *image;		/* the path as given */
 	e3_image_t *img;		/* -w: the open image (writes); else NULL */
 	ext2_filsys fs;			/* what reads use */
+	int view_replayed;		/* fs shows a journal replayed in memory */
+	ext2_filsys disk_fs;		/* then, for logdump: the image as on
+					   disk, opened when first needed */
+	unsigned long superblock;	/* -s, -b: how fs was opened */
+	unsigned blocksize;
 	int writable;			/* -w (and not -c) */
 	int catastrophic;		/* -c: no bitmaps */
 	int json, stop_on_error;

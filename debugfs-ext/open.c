@@ -54,6 +54,7 @@ static int open_view(struct dbg *d, const char *path, int catastrophic,
 		say_open_error(path, err);
 		return 1;
 	}
+	d->view_replayed = replayed;
 	if (replayed && rep.transactions)
 		fprintf(stderr, "e3debugfs: %s: the journal needs recovery: "
 			"showing the replayed state (%u transactions), "
@@ -71,6 +72,8 @@ int dbg_open(struct dbg *d, const char *path, int write, int catastrophic,
 	int rc;
 
 	d->catastrophic = catastrophic;
+	d->superblock = superblock;
+	d->blocksize = blocksize;
 	if (write && catastrophic)
 		fprintf(stderr, "e3debugfs: %s: -c is read-only: -w ignored\n",
 			path);
@@ -87,10 +90,32 @@ int dbg_open(struct dbg *d, const char *path, int write, int catastrophic,
 	return 0;
 }
 
+ext2_filsys dbg_disk_fs(struct dbg *d)
+{
+	struct e3_replay_report rep;
+	int replayed;
+	errcode_t err;
+
+	if (!d->view_replayed)
+		return d->fs;
+	if (!d->disk_fs) {
+		err = e3_view_open(d->image, E3_VIEW_NO_REPLAY | E3_VIEW_NO_BITMAPS,
+				   d->superblock, d->blocksize, &d->disk_fs,
+				   &rep, &replayed);
+		if (err) {
+			dbg_fail(d, err, "the image as on disk");
+			return NULL;
+		}
+	}
+	return d->disk_fs;
+}
+
 int dbg_close(struct dbg *d)
 {
 	errcode_t err;
 
+	if (d->disk_fs)
+		ext2fs_close_free(&d->disk_fs);
 	if (d->img) {
 		err = e3_image_close(d->img);
 		d->img = NULL;

@@ -10,6 +10,10 @@
  * why it cannot ("e3debugfs: IMAGE: reason") and returns 1. */
 int dbg_open(struct dbg *d, const char *path, int write, int catastrophic,
 	     unsigned long superblock, unsigned blocksize);
+/* The image as it is on disk: d->fs, or, when d->fs shows a journal
+ * replayed in memory, a second view without the replay (for logdump).
+ * NULL (and the request failed) when it cannot be opened. */
+ext2_filsys dbg_disk_fs(struct dbg *d);
 /* Closes what dbg_open opened; a writer's close commits and checkpoints.
  * Returns 1 (and says why) when that fails. */
 int dbg_close(struct dbg *d);

@@ -356,6 +356,22 @@ pending() {
 	same_as_debugfs "$T/p.img" "ls -l /" || return 1
 }
 
+@test "logdump matches debugfs: the log as on disk, also when the view shows it replayed" {
+	local r img
+	pending "$T/p.img"
+	cp "$D/e1k.img" "$T/w.img"
+	e3debugfs -w -R "mkdir /z" -R "rm /d/data" "$T/w.img" >/dev/null
+	for img in "$T/p.img" "$T/w.img" "$D/e4k.img"; do
+		for r in "logdump" "logdump -a" "logdump -ac" "logdump -O" "logdump -Oa" \
+			 "logdump -S" "logdump -b 2" "logdump -b 1000"; do
+			same_as_debugfs "$img" "$r" || return 1
+		done
+	done
+	run --separate-stderr e3debugfs -R "logdump $T/log.txt" "$T/p.img"
+	[ "$status" -eq 0 ]
+	grep -q "Found expected sequence" "$T/log.txt"
+}
+
 @test "-w on a pending journal replays it first and says so" {
 	pending "$T/p.img"
 	run --separate-stderr e3debugfs -w -R "mkdir /pending/inside" "$T/p.img"
