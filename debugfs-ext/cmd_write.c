@@ -263,3 +263,29 @@ DBG_CMD(do_rmdir)
 {
 	remove_entry(dbg_of(info), argc, argv, 1);
 }
+
+/* punch FILE START [END]: frees logical blocks START..END (to the end
+ * without END); the size stays, the range reads back as a hole */
+DBG_CMD(do_punch)
+{
+	struct dbg *d = dbg_of(info);
+	unsigned long long start, end = ~0ULL;
+	ext2_ino_t ino;
+	errcode_t err;
+
+	if (dbg_args(d, argc, 3, 4, "punch FILE START [END]") || dbg_need_rw(d))
+		return;
+	if (!(ino = dbg_inode(d, argv[1])) ||
+	    dbg_number(d, argv[2], "start block", &start) ||
+	    (argc == 4 && dbg_number(d, argv[3], "end block", &end)))
+		return;
+	if (end < start) {
+		dbg_fail(d, 0, "end block %llu before start block %llu", end, start);
+		return;
+	}
+	err = e3_punch(d->img, ino, start, end);
+	if (err)
+		dbg_fail(d, err, "%s", argv[1]);
+	else
+		wrote(d);
+}

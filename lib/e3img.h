@@ -302,6 +302,17 @@ errcode_t e3_inode_write(e3_image_t *img, ext2_ino_t ino,
 /* Removes the extended attribute name of ino (ENODATA: it has none such),
  * journaled; an EA block left empty is freed. */
 errcode_t e3_removexattr(e3_image_t *img, ext2_ino_t ino, const char *name);
+/* Replaces the primary superblock's fields with sb's, journaled (the
+ * backups are not rewritten): for set_super_value. A change to what the
+ * image is made of (counts, sizes, features, the journal inode) is
+ * refused with E3_BAD_OPTION. */
+errcode_t e3_super_write(e3_image_t *img, const struct ext2_super_block *sb);
+/* Frees the blocks of a regular file from logical block
+ * start to end (inclusive; ~0 for "to the end") and any map blocks left
+ * empty, as ext2fs_punch does, journaled. The size stays. E3_FILE_BUSY
+ * for a file still open, E3_FILE_BLOCKS_BAD for a damaged map. */
+errcode_t e3_punch(e3_image_t *img, ext2_ino_t ino, uint64_t start,
+		   uint64_t end);
 /* Commits the running transaction now (no checkpoint): what was done so
  * far survives a kill. */
 errcode_t e3_image_commit(e3_image_t *img);

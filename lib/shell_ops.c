@@ -1,7 +1,8 @@
 /*
  * shell_ops.c: the few journaled changes e3debugfs needs that the load
  * API lacks — removing an empty directory, writing an inode's fields
- * (set_inode_field), removing an extended attribute, and committing at
+ * (set_inode_field), removing an extended attribute, superblock fields
+ * (set_super_value), punching blocks out of a file, and committing at
  * the end of a request so that a finished request survives a kill. Each is one atomic operation under
  * fs_lock ending with e3_op_end, like e3_remove (copyin_remove.c), whose
  * error discipline (undo, else poison the transaction) they follow.
@@ -214,6 +215,80 @@ errcode_t e3_removexattr(e3_image_t *img, ext2_ino_t ino, const char *name)
 		err2 = ext2fs_xattrs_close(&h);
 		if (!err)
 			err = err2;
+	}
+	err2 = e3_op_end(img);
+	e3_fs_unlock(img);
+	return err ? err : err2;
+}
+
+errcode_t e3_super_write(e3_image_t *img, const struct ext2_super_block *sb)
+{
+	errcode_t err, err2;
+	ext2_filsys fs;
+
+	if ((err = e3_check_writable(img)))
+		return err;
+	e3_fs_lock(img);
+	fs = img->fs;
+	/* what the image is made of is not the caller's to change here */
+	if (sb->s_blocks_count != fs->super->s_blocks_count ||
+	    sb->s_blocks_count_hi != fs->super->s_blocks_count_hi ||
+	    sb->s_inodes_count != fs->super->s_inodes_count ||
+	    sb->s_log_block_size != fs->super->s_log_block_size ||
+	    sb->s_blocks_per_group != fs->super->s_blocks_per_group ||
+	    sb->s_inodes_per_group != fs->super->s_inodes_per_group ||
+	    sb->s_first_data_block != fs->super->s_first_data_block ||
+	    sb->s_inode_size != fs->super->s_inode_size ||
+	    sb->s_magic != fs->super->s_magic ||
+	    sb->s_feature_compat != fs->super->s_feature_compat ||
+	    sb->s_feature_incompat != fs->super->s_feature_incompat ||
+	    sb->s_feature_ro_compat != fs->super->s_feature_ro_compat ||
+	    sb->s_journal_inum != fs->super->s_journal_inum) {
+		err = E3_BAD_OPTION;
+	} else {
+		/* the next commit journals the primary superblock from here */
+		memcpy(fs->super, sb, sizeof(*sb));
+		ext2fs_mark_super_dirty(fs);
+	}
+	err2 = e3_op_end(img);
+	e3_fs_unlock(img);
+	return err ? err : err2;
+}
+
+errcode_t e3_punch(e3_image_t *img, ext2_ino_t ino, uint64_t start,
+		   uint64_t end)
+{
+	struct ext2_inode inode;
+	errcode_t err, err2;
+	ext2_filsys fs;
+
+	if ((err = e3_check_writable(img)))
+		return err;
+	e3_fs_lock(img);
+	fs = img->fs;
+	if (ino < EXT2_FIRST_INODE(fs->super) && ino != EXT2_ROOT_INO)
+		err = E3_BAD_FILE_TYPE;	/* the journal, resize inode... */
+	else if (ino > fs->super->s_inodes_count)
+		err = E3_NOT_FOUND;
+	else if (!(err = ext2fs_read_inode(fs, ino, &inode)) &&
+		 inode.i_links_count == 0)
+		err = E3_NOT_FOUND;
+	/* a hole in a directory is damage (e2fsck's pass 2 says so) */
+	else if (!err && !LINUX_S_ISREG(inode.i_mode))
+		err = E3_BAD_FILE_TYPE;
+	else if (!err && e3_load_file_is_open(img, ino))
+		err = E3_FILE_BUSY;
+	/* a damaged map would have punch free what is not the file's */
+	if (!err)
+		err = e3_map_owned(img, ino, &inode, 0);
+	/* freed blocks reach the allocator's stats hook, which revokes
+	 * each (see copyin_remove.c); punch writes the inode */
+	if (!err && ext2fs_inode_has_valid_blocks2(fs, &inode)) {
+		err = ext2fs_punch(fs, ino, &inode, NULL, start, end);
+		if (err) {
+			e3_undo_begin(img);
+			e3_op_poison(img, err);
+		}
 	}
 	err2 = e3_op_end(img);
 	e3_fs_unlock(img);

@@ -455,6 +455,34 @@ EOF
 	[[ "$stderr" == *"user.none: No data available"* ]]
 }
 
+@test "set_super_value and punch go through the journal; structural fields and the journal inode are refused" {
+	cp "$D/e1k.img" "$T/x.img"
+	run --separate-stderr e3debugfs -w -R "ssv volume_name hello" -R "ssv mnt_count 7" \
+		-R "punch /d/data 5 20" -R "punch /d/data 50" "$T/x.img"
+	[ "$status" -eq 0 ]
+	assert_fsck_clean "$T/x.img"
+	run dumpe2fs -h "$T/x.img"
+	[[ "$output" == *"Filesystem volume name:   hello"* ]]
+	[[ "$output" == *"Mount count:              7"* ]]
+	run debugfs -R "stat /d/data" "$T/x.img"
+	[[ "$output" == *"Size: 100000"* ]]
+	[[ "$output" == *"(0-4):"*"(IND):"*"(21-49):"* ]]
+	# what debugfs reads is what we read
+	same_as_debugfs "$T/x.img" "stat /d/data" || return 1
+	same_as_debugfs "$T/x.img" "stats -h" || return 1
+	run --separate-stderr e3debugfs -w -R "ssv blocks_count 5" "$T/x.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"unknown or structural field"* ]]
+	run --separate-stderr e3debugfs -w -R "punch <8> 0" "$T/x.img"
+	[ "$status" -eq 1 ]
+	run --separate-stderr e3debugfs -w -R "punch /big 0" "$T/x.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"unsupported file type"* ]]
+	run --separate-stderr e3debugfs -w -R "ssv volume_name $(printf 'x%.0s' $(seq 1 17))" "$T/x.img"
+	[ "$status" -eq 1 ]
+	assert_fsck_clean "$T/x.img"
+}
+
 @test "creators given a path create in the named directory, never a name with a slash" {
 	cp "$D/e1k.img" "$T/w.img"
 	run --separate-stderr e3debugfs -w -R "mknod /d/fifo2 p" -R "mkdir d/sub2" \
