@@ -2,7 +2,7 @@
  * cmd_raw.c: raw looks, in debugfs' text — imap FILE (where the inode
  * lives), idump FILE (the on-disk inode in hex), bd [-f FILE] BLOCK
  * (a block in hex; with -f, a logical block of FILE), dx_hash [-h ALG]
- * [-s SEED] NAME (a directory hash), params.
+ * [-s SEED] NAME (a directory hash), params, rsv_check.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -194,4 +194,25 @@ DBG_CMD(do_params)
 		return;
 	fprintf(d->out, "Open mode: read-%s\nFilesystem in use: %s\n",
 		d->img ? "write" : "only", d->image);
+}
+
+/* rsv_check: the reservation-tree validator (-w: only a writer has an
+ * allocator); between requests no file is open, so no window is booked */
+DBG_CMD(do_rsv_check)
+{
+	struct dbg *d = dbg_of(info);
+	enum e3_alloc_mode mode;
+	uint64_t windows = 0;
+	char why[256];
+	errcode_t err;
+
+	(void)argv;
+	if (dbg_args(d, argc, 1, 1, "rsv_check") || dbg_need_rw(d))
+		return;
+	err = e3_rsv_check(d->img, why, sizeof(why), &windows, &mode);
+	if (err)
+		dbg_fail(d, err, "%s", why);
+	else
+		fprintf(d->out, "Reservation windows (%s): %llu booked, tree valid\n",
+			e3_alloc_mode_name(mode), (unsigned long long)windows);
 }

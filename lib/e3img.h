@@ -313,6 +313,12 @@ errcode_t e3_super_write(e3_image_t *img, const struct ext2_super_block *sb);
  * for a file still open, E3_FILE_BLOCKS_BAD for a damaged map. */
 errcode_t e3_punch(e3_image_t *img, ext2_ino_t ino, uint64_t start,
 		   uint64_t end);
+/* The allocator's validator (windows ordered, not overlapping, inside
+ * the filesystem, counts consistent): 0, or E3_RSV_TREE_BAD with the
+ * reason in why; *windows: windows booked now; *mode: the allocation
+ * mode. E3_IMAGE_READONLY for an image not open for writing. */
+errcode_t e3_rsv_check(e3_image_t *img, char *why, size_t whylen,
+		       uint64_t *windows, enum e3_alloc_mode *mode);
 /* Commits the running transaction now (no checkpoint): what was done so
  * far survives a kill. */
 errcode_t e3_image_commit(e3_image_t *img);

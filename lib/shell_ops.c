@@ -2,8 +2,9 @@
  * shell_ops.c: the few journaled changes e3debugfs needs that the load
  * API lacks — removing an empty directory, writing an inode's fields
  * (set_inode_field), removing an extended attribute, superblock fields
- * (set_super_value), punching blocks out of a file, and committing at
- * the end of a request so that a finished request survives a kill. Each is one atomic operation under
+ * (set_super_value), punching blocks out of a file, committing at the
+ * end of a request so that a finished request survives a kill, and the
+ * reservation-tree validator as a request (STYLE.md habit 6). Each is one atomic operation under
  * fs_lock ending with e3_op_end, like e3_remove (copyin_remove.c), whose
  * error discipline (undo, else poison the transaction) they follow.
  */
@@ -16,6 +17,7 @@
 #include "journal.h"
 #include "load_int.h"
 #include "dirfind.h"
+#include "alloc.h"
 
 struct empty_scan {
 	int others;			/* entries besides . and .. */
@@ -293,4 +295,19 @@ errcode_t e3_punch(e3_image_t *img, ext2_ino_t ino, uint64_t start,
 	err2 = e3_op_end(img);
 	e3_fs_unlock(img);
 	return err ? err : err2;
+}
+
+errcode_t e3_rsv_check(e3_image_t *img, char *why, size_t whylen,
+		       uint64_t *windows, enum e3_alloc_mode *mode)
+{
+	struct e3_alloc_stats st;
+
+	if (why && whylen)
+		why[0] = '\0';
+	if (!img->alloc)
+		return E3_IMAGE_READONLY;
+	e3_alloc_get_stats(img->alloc, &st);
+	*windows = st.windows;
+	*mode = img->opts.alloc;
+	return rsv_tree_check(img->alloc, why, whylen) ? 0 : E3_RSV_TREE_BAD;
 }

@@ -483,6 +483,16 @@ EOF
 	assert_fsck_clean "$T/x.img"
 }
 
+@test "rsv_check runs the allocator's validator on a writer, and needs -w" {
+	cp "$D/e1k.img" "$T/x.img"
+	run --separate-stderr e3debugfs -w -R "write $D/host.txt /f" -R "rsv_check" "$T/x.img"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Reservation windows (rbtree): 0 booked, tree valid"* ]]
+	run --separate-stderr e3debugfs -R "rsv_check" "$T/x.img"
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"read-only"* ]]
+}
+
 @test "creators given a path create in the named directory, never a name with a slash" {
 	cp "$D/e1k.img" "$T/w.img"
 	run --separate-stderr e3debugfs -w -R "mknod /d/fifo2 p" -R "mkdir d/sub2" \
