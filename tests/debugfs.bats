@@ -532,6 +532,14 @@ EOF
 	[[ "$stderr" == *"name exists"* ]]
 	assert_fsck_clean "$T/w.img"
 	same_as_debugfs "$T/w.img" "ls -l /d" || return 1
+	# deleted entries, as ls -d shows them
+	run --separate-stderr e3debugfs -w -R "rm /d/data" -R "rm /d/hard" -R "rmdir /d/sub" "$T/w.img"
+	[ "$status" -eq 0 ]
+	assert_fsck_clean "$T/w.img"
+	local r
+	for r in "ls -d /d" "ls -ld /d" "ls -pd /d"; do
+		same_as_debugfs "$T/w.img" "$r" || return 1
+	done
 }
 
 # tree_of IMG DIR: the image's tree on the host (rdump), without
@@ -633,4 +641,18 @@ tree_of() {
 	[ "$(stat -c '%a %Y' "$T/data")" = "$(stat -c '%a %Y' "$D/src/d/data")" ]
 	run --separate-stderr e3debugfs -R "dump /nope $T/x" "$D/e1k.img"
 	[ "$status" -eq 1 ]
+}
+
+@test "make install puts e3debugfs and its manual in place; man/e3fsck.8 points to it" {
+	run make -C "$E3_TOP" -s install DESTDIR="$T/stage" prefix=/usr
+	[ "$status" -eq 0 ]
+	[ -x "$T/stage/usr/sbin/e3debugfs" ]
+	[ -f "$T/stage/usr/share/man/man8/e3debugfs.8" ]
+	run "$T/stage/usr/sbin/e3debugfs" -R "ls -p /d" "$D/e1k.img"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"/data/100000/"* ]]
+	grep -q 'e3debugfs (8)' "$E3_TOP/man/e3fsck.8"
+	run man -l "$E3_TOP/man/e3debugfs.8"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"EXIT STATUS"* ]]
 }
