@@ -23,7 +23,7 @@
 #define DBG_EXIT_USAGE	16
 
 struct dbg {
-	const char *image;		/* the path as given */
+	char *image;			/* the path as given (the last opened) */
 	e3_image_t *img;		/* -w: the open image (writes); else NULL */
 	ext2_filsys fs;			/* what reads use */
 	int view_replayed;		/* fs shows a journal replayed in memory */
@@ -43,6 +43,7 @@ struct dbg {
 	int changed;			/* wrote something: commit after it */
 	char errmsg[1024];
 	int any_failed;
+	int open_failed;		/* an open request failed: exit 8 */
 };
 
 static inline struct dbg *dbg_of(void *info)

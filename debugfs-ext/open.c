@@ -10,25 +10,20 @@
  * is what a replay would give while the image keeps its journal; we say
  * so once. -c skips the bitmaps, as debugfs' catastrophic mode does.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "open.h"
 
-static void say_open_error(const char *path, errcode_t err)
-{
-	fprintf(stderr, "e3debugfs: %s: %s\n", path, error_message(err));
-}
-
-static int open_writer(struct dbg *d, const char *path)
+static errcode_t open_writer(struct dbg *d, const char *path)
 {
 	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
 	const struct e3_open_report *rep;
 	errcode_t err = e3_image_open(path, &opts, &d->img);
 
-	if (err) {
-		say_open_error(path, err);
-		return 1;
-	}
+	if (err)
+		return err;
 	d->fs = e3_image_fs(d->img);
 	d->writable = 1;
 	rep = e3_image_open_report(d->img);
@@ -39,8 +34,8 @@ static int open_writer(struct dbg *d, const char *path)
 	return 0;
 }
 
-static int open_view(struct dbg *d, const char *path, int catastrophic,
-		     unsigned long superblock, unsigned blocksize)
+static errcode_t open_view(struct dbg *d, const char *path, int catastrophic,
+			   unsigned long superblock, unsigned blocksize)
 {
 	struct e3_replay_report rep;
 	int replayed = 0;
@@ -50,10 +45,8 @@ static int open_view(struct dbg *d, const char *path, int catastrophic,
 	memset(&rep, 0, sizeof(rep));
 	err = e3_view_open(path, flags, superblock, blocksize, &d->fs, &rep,
 			   &replayed);
-	if (err) {
-		say_open_error(path, err);
-		return 1;
-	}
+	if (err)
+		return err;
 	d->view_replayed = replayed;
 	if (replayed && rep.transactions)
 		fprintf(stderr, "e3debugfs: %s: the journal needs recovery: "
@@ -66,14 +59,20 @@ static int open_view(struct dbg *d, const char *path, int catastrophic,
 	return 0;
 }
 
-int dbg_open(struct dbg *d, const char *path, int write, int catastrophic,
-	     unsigned long superblock, unsigned blocksize)
+errcode_t dbg_open(struct dbg *d, const char *path, int write,
+		   int catastrophic, unsigned long superblock, unsigned blocksize)
 {
-	int rc;
+	char *copy = strdup(path);
+	errcode_t err;
 
+	if (!copy)
+		return ENOMEM;
+	free(d->image);
+	d->image = copy;
 	d->catastrophic = catastrophic;
 	d->superblock = superblock;
 	d->blocksize = blocksize;
+	d->view_replayed = 0;
 	if (write && catastrophic)
 		fprintf(stderr, "e3debugfs: %s: -c is read-only: -w ignored\n",
 			path);
@@ -81,11 +80,11 @@ int dbg_open(struct dbg *d, const char *path, int write, int catastrophic,
 		fprintf(stderr, "e3debugfs: %s: catastrophic mode - not "
 			"reading inode or group bitmaps\n", path);
 	if (write && !catastrophic)
-		rc = open_writer(d, path);
+		err = open_writer(d, path);
 	else
-		rc = open_view(d, path, catastrophic, superblock, blocksize);
-	if (rc)
-		return rc;
+		err = open_view(d, path, catastrophic, superblock, blocksize);
+	if (err)
+		return err;
 	d->root = d->cwd = EXT2_ROOT_INO;
 	return 0;
 }

@@ -5,11 +5,13 @@
 #define E3_DBG_OPEN_H
 #include "dbg.h"
 
-/* Opens path into d: with write (and not catastrophic) through
- * e3_image_open as the one writer, else as a view (e3_view_open). Prints
- * why it cannot ("e3debugfs: IMAGE: reason") and returns 1. */
-int dbg_open(struct dbg *d, const char *path, int write, int catastrophic,
-	     unsigned long superblock, unsigned blocksize);
+/* Opens path into d (d->image becomes a copy of it): with write (and
+ * not catastrophic) through e3_image_open as the one writer, else as a
+ * view (e3_view_open). Says on stderr what it notices (a replay, -c);
+ * returns why it cannot open, for the caller to report. */
+errcode_t dbg_open(struct dbg *d, const char *path, int write,
+		   int catastrophic, unsigned long superblock,
+		   unsigned blocksize);
 /* The image as it is on disk: d->fs, or, when d->fs shows a journal
  * replayed in memory, a second view without the replay (for logdump).
  * NULL (and the request failed) when it cannot be opened. */

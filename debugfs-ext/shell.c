@@ -70,12 +70,29 @@ static void trim(char *s)
 	memmove(s, p, strlen(p) + 1);
 }
 
+/* the requests that run without an open image (after close) */
+static int needs_no_image(const char *line)
+{
+	static const char *const names[] = { "open", "open_filesys", "lr",
+		"list_requests", "?", "help", "quit", "q", NULL };
+	size_t n = strcspn(line, " \t");
+
+	for (const char *const *p = names; *p; p++)
+		if (strlen(*p) == n && !strncmp(line, *p, n))
+			return 1;
+	return 0;
+}
+
 static void execute(struct dbg *d, int sci, char *line)
 {
 	int code;
 
 	if (line[0] == '!') {
 		dbg_fail(d, 0, "the shell escape '!' is disabled");
+		return;
+	}
+	if (!d->fs && !needs_no_image(line)) {
+		dbg_fail(d, 0, "no image is open (open one with \"open IMAGE\")");
 		return;
 	}
 	code = ss_execute_line(sci, line);
@@ -278,19 +295,23 @@ int main(int argc, char **argv)
 	struct opts o = { 0 };
 	struct dbg d = { 0 };
 	int sci, code, status;
+	errcode_t err;
 
 	e3_init_errors();
 	if (parse(argc, argv, &o)) {
 		usage();
 		return DBG_EXIT_USAGE;
 	}
-	d.image = o.image;
 	d.json = o.json;
 	d.stop_on_error = o.stop_on_error;
 	d.out = stdout;
-	if (dbg_open(&d, o.image, o.write, o.catastrophic, o.superblock,
-		     (unsigned)o.blocksize))
+	err = dbg_open(&d, o.image, o.write, o.catastrophic, o.superblock,
+		       (unsigned)o.blocksize);
+	if (err) {
+		fprintf(stderr, "e3debugfs: %s: %s\n", o.image, error_message(err));
+		free(d.image);
 		return DBG_EXIT_OPEN;
+	}
 	sci = ss_create_invocation("e3debugfs", "0.1", &d, &e3debugfs_cmds,
 				   &code);
 	if (code) {
@@ -316,8 +337,11 @@ int main(int argc, char **argv)
 		run_stream(&d, sci, stdin, 0, isatty(0));
 	ss_delete_invocation(sci);
 	status = d.any_failed ? DBG_EXIT_FAILED : DBG_EXIT_OK;
-	if (dbg_close(&d))
+	if (dbg_close(&d) && status == DBG_EXIT_OK)
 		status = DBG_EXIT_FAILED;
+	if (d.open_failed)
+		status = DBG_EXIT_OPEN;
+	free(d.image);
 	free(o.requests);
 	return status;
 }

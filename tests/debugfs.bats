@@ -214,6 +214,22 @@ oracle_reads() {
 	[[ "$stderr" == *"stat: usage: stat FILE"* ]]
 }
 
+@test "open and close switch images in a session; requests fail with none open; a failed open exits 8" {
+	cp "$D/e1k.img" "$T/w.img"
+	run --separate-stderr e3debugfs -R "ls -p /d" -R "close" -R "ls /" -R "open $D/e4k.img" \
+		-R "stat /a.txt" -R "open -w $T/w.img" -R "mkdir /o1" -R "close" "$D/e1k.img"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"/data/100000/"* && "$output" == *"Inode: 12   Type: regular"* ]]
+	[[ "$stderr" == *"ls /: no image is open"* ]]
+	[ "$(grep -c ': ' <<<"$stderr")" -eq 1 ]
+	assert_fsck_clean "$T/w.img"
+	run debugfs -R "ls -p /" "$T/w.img"
+	[[ "$output" == *"/o1//"* ]]
+	run --separate-stderr e3debugfs -R "open $T/missing.img" -R "ls" "$D/e1k.img"
+	[ "$status" -eq 8 ]
+	[[ "$stderr" == *"open $T/missing.img: "*"No such file or directory"* ]]
+}
+
 @test "exit 8 when the image cannot be opened, 16 on usage" {
 	run --separate-stderr e3debugfs -R "ls" "$T/missing.img"
 	[ "$status" -eq 8 ]
