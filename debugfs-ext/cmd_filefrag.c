@@ -162,6 +162,7 @@ static int dir_proc(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 
 static void each_entry(struct ff *f, ext2_ino_t ino)
 {
+	char *owned = NULL;	/* the queued path being listed */
 	errcode_t err;
 
 	f->dir_name = f->name;
@@ -171,14 +172,14 @@ static void each_entry(struct ff *f, ext2_ino_t ino)
 		err = ext2fs_dir_iterate2(f->d->fs, ino, 0, NULL, dir_proc, f);
 		if (err)
 			dbg_fail(f->d, err, "%s", f->dir_name);
+		free(owned);
 		if (!(q = f->queue))
 			break;
 		f->queue = q->next;
 		if (!f->queue)
 			f->last = NULL;
 		ino = q->ino;
-		/* the path stays valid for the entries printed under it */
-		f->dir_name = q->name;
+		f->dir_name = owned = q->name;
 		free(q);
 	}
 }

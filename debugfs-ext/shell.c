@@ -300,6 +300,7 @@ int main(int argc, char **argv)
 	e3_init_errors();
 	if (parse(argc, argv, &o)) {
 		usage();
+		free(o.requests);
 		return DBG_EXIT_USAGE;
 	}
 	d.json = o.json;
@@ -310,6 +311,7 @@ int main(int argc, char **argv)
 	if (err) {
 		fprintf(stderr, "e3debugfs: %s: %s\n", o.image, error_message(err));
 		free(d.image);
+		free(o.requests);
 		return DBG_EXIT_OPEN;
 	}
 	sci = ss_create_invocation("e3debugfs", "0.1", &d, &e3debugfs_cmds,
@@ -317,6 +319,8 @@ int main(int argc, char **argv)
 	if (code) {
 		fprintf(stderr, "e3debugfs: %s\n", error_message(code));
 		dbg_close(&d);
+		free(d.image);
+		free(o.requests);
 		return DBG_EXIT_FAILED;
 	}
 	for (size_t i = 0; i < o.nrequests && !stop(&d); i++)
