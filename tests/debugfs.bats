@@ -116,7 +116,8 @@ oracle_reads() {
 		 "idump /a.txt" "idump /d/data" "bd 1" "bd -f /d/data 1" \
 		 "dx_hash hello" "dx_hash -h tea -s 00000000-0000-0000-0000-000000000001 hello" \
 		 "params" "filefrag -v /d/data" "filefrag -v /sparse" "filefrag -r /" \
-		 "filefrag -dv /big" "blocks /slowlink" "dirsearch /d data"; do
+		 "filefrag -dv /big" "blocks /slowlink" "dirsearch /d data" \
+		 "freefrag" "freefrag -c 64" "freefrag -c 4"; do
 		same_as_debugfs "$img" "$r" || return 1
 	done
 	for f in / /a.txt /d /d/data /d/hard /d/fifo /link /slowlink /sparse \
