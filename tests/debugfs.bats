@@ -281,6 +281,12 @@ oracle_reads() {
 	# a missing script is a failure
 	run --separate-stderr e3debugfs -f "$T/none" "$D/e1k.img"
 	[ "$status" -eq 1 ]
+	# quit ends the script
+	printf 'pwd\nquit\nstat /a.txt\n' >"$T/script2"
+	run --separate-stderr e3debugfs -f "$T/script2" "$D/e1k.img"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"[pwd]"* ]]
+	[[ "$output" != *"Inode: 12"* ]]
 }
 
 @test "the shell escape '!' is refused" {
