@@ -453,6 +453,20 @@ EOF
 	[[ "$output" != *"/hard/"* && "$output" != *"/sub/"* ]]
 }
 
+@test "after every write request on its own, e2fsck -fn is clean and no recovery is pending" {
+	cp "$D/e1k.img" "$T/w.img"
+	local req n=0
+	{ write_script; printf '%s\n' "ea_set /k/f user.x y" "ea_rm /k/f user.x" \
+		"punch /k/f 0" "ssv mnt_count 3" "rmdir /k/sub" "rm /k/g" "rm /k/f"; } >"$T/script"
+	while IFS= read -r req; do
+		run --separate-stderr e3debugfs -w -R "$req" "$T/w.img"
+		[ "$status" -eq 0 ] || { echo "$req: exit $status: $stderr" >&2; return 1; }
+		assert_fsck_clean "$T/w.img" || { echo "after: $req" >&2; return 1; }
+		n=$((n + 1))
+	done <"$T/script"
+	[ "$n" -ge 20 ]
+}
+
 @test "blocks of a fast symlink lists nothing (debugfs lists its target's bytes)" {
 	run --separate-stderr e3debugfs -R "blocks /link" "$D/e1k.img"
 	[ "$status" -eq 0 ]
