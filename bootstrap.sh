@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 
 PKGS=(build-essential autoconf pkgconf libext2fs-dev comerr-dev uuid-dev
       zlib1g-dev libarchive-dev libbsd-dev e2fsprogs bats gnuplot-nox
-      genext2fs acl attr zstd xz-utils bzip2 time)
+      genext2fs acl attr zstd xz-utils bzip2 time ss-dev jq)
 
 missing=()
 for p in "${PKGS[@]}"; do

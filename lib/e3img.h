@@ -299,6 +299,55 @@ int e3_journal_pending(ext2_filsys fs);
  * the superblock and group descriptors may have changed under it. */
 errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep);
 
+
+/* ---- e3debugfs' needs (lib/view_open.c, lib/shell_ops.c; branch debugfs)
+ * A view for readers that never write, and the journaled changes the
+ * shell makes that the load API above lacks. */
+
+#define E3_VIEW_NO_BITMAPS	0x1	/* do not read the bitmaps (debugfs -c) */
+#define E3_VIEW_NO_REPLAY	0x2	/* show the image as it is on disk even
+					   with a pending journal */
+/* Opens path read-only under a shared lock (never beside an e3img
+ * writer). A pending journal is replayed in memory: *fs shows the
+ * replayed filesystem, *replayed is 1 and rep says what was replayed,
+ * and nothing is written to the image. superblock and blocksize are
+ * ext2fs_open2's (0, 0: the primary). Close *fs with ext2fs_close_free;
+ * no other thread may use it. */
+errcode_t e3_view_open(const char *path, unsigned flags, blk64_t superblock,
+		       unsigned blocksize, ext2_filsys *fs,
+		       struct e3_replay_report *rep, int *replayed);
+/* Removes the empty directory name from dir (its ".." link from dir
+ * too): ENOTEMPTY, E3_NOT_DIR, E3_NOT_FOUND, or E3_FILE_BLOCKS_BAD when
+ * its map is damaged; nothing changed then. */
+errcode_t e3_rmdir(e3_image_t *img, ext2_ino_t dir, const char *name);
+/* Writes inode ino as given (size bytes of it, at most the image's inode
+ * size), journaled: for field edits (set_inode_field). */
+errcode_t e3_inode_write(e3_image_t *img, ext2_ino_t ino,
+			 const struct ext2_inode *inode, size_t size);
+/* Removes the extended attribute name of ino (ENODATA: it has none such),
+ * journaled; an EA block left empty is freed. */
+errcode_t e3_removexattr(e3_image_t *img, ext2_ino_t ino, const char *name);
+/* Replaces the primary superblock's fields with sb's, journaled (the
+ * backups are not rewritten): for set_super_value. A change to what the
+ * image is made of (counts, sizes, features, the journal inode) is
+ * refused with E3_BAD_OPTION. */
+errcode_t e3_super_write(e3_image_t *img, const struct ext2_super_block *sb);
+/* Frees the blocks of a regular file from logical block
+ * start to end (inclusive; ~0 for "to the end") and any map blocks left
+ * empty, as ext2fs_punch does, journaled. The size stays. E3_FILE_BUSY
+ * for a file still open, E3_FILE_BLOCKS_BAD for a damaged map. */
+errcode_t e3_punch(e3_image_t *img, ext2_ino_t ino, uint64_t start,
+		   uint64_t end);
+/* The allocator's validator (windows ordered, not overlapping, inside
+ * the filesystem, counts consistent): 0, or E3_RSV_TREE_BAD with the
+ * reason in why; *windows: windows booked now; *mode: the allocation
+ * mode. E3_IMAGE_READONLY for an image not open for writing. */
+errcode_t e3_rsv_check(e3_image_t *img, char *why, size_t whylen,
+		       uint64_t *windows, enum e3_alloc_mode *mode);
+/* Commits the running transaction now (no checkpoint): what was done so
+ * far survives a kill. */
+errcode_t e3_image_commit(e3_image_t *img);
+
 #ifdef __cplusplus
 }
 #endif

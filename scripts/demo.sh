@@ -32,4 +32,4 @@ fi
 
 echo
 echo "made $img ($(du -h --apparent-size "$img" | cut -f1), ext3) from sample/; look inside with:"
-echo "  dumpe2fs -h $img      debugfs -R 'ls -l /' $img      misc/e3fsck -n --layout $img"
+echo "  dumpe2fs -h $img      debugfs-ext/e3debugfs -R 'ls -l /' $img      misc/e3fsck -n --layout $img"
