@@ -34,7 +34,9 @@ setup() {
 	for i in $(seq 1 30); do echo "file $i" >"$T/src/d/f$i"; done
 	echo extra >"$T/more/x"
 	e3mkfs -q -b 1024 "$T/base.img" 16M
-	E3_FAULT=stop-after-commit:1 e3cp "$T/src" "$T/base.img"
+	# the simulated crash ends e3cp with SIGKILL (137) after its commit
+	run env E3_FAULT=stop-after-commit:1 e3cp "$T/src" "$T/base.img"
+	[ "$status" -eq 137 ]
 	dumpe2fs -h "$T/base.img" 2>/dev/null | grep -q '^Filesystem features:.*needs_recovery'
 	JBLK=$(debugfs -R "bmap <8> 0" "$T/base.img" 2>/dev/null)
 }
