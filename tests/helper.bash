@@ -104,7 +104,7 @@ assert_eq() {
 # img_has IMAGE PATH: PATH exists in IMAGE.
 img_has() {
 	local err
-	err=$(debugfs -R "stat \"$2\"" "$1" 2>&1 >/dev/null | grep -v '^debugfs [0-9]')
+	err=$(debugfs -R "stat \"$2\"" "$1" 2>&1 >/dev/null | sed '/^debugfs [0-9]/d')
 	if [ -n "$err" ]; then
 		echo "$1: $2: $err" >&2
 		return 1
