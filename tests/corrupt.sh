@@ -2,7 +2,9 @@
 # tests/corrupt.sh: damage an ext3 image in one named way, mostly through
 # `debugfs -w`, so fsck tests can check that each kind is found and fixed.
 #   corrupt.sh --base IMAGE      make the base image the kinds expect
-#   corrupt.sh --list            print "KIND EXPECTED_PROBLEM_ID FIXABLE"
+#   corrupt.sh --list            print "KIND EXPECTED_PROBLEM_ID FIXABLE EXITS"
+#                                (EXITS: e3fsck's exit codes with -n and
+#                                with -y, "4/1" unless the table says)
 #   corrupt.sh KIND IMAGE        apply one kind of damage to IMAGE
 # Paths inside the base image: /a/f1../a/f40 (f40 and up use indirect
 # blocks), /big (double indirect), /c (a directory), /d/h0..h199 (an htree
@@ -55,7 +57,9 @@ make_base() {
 	e2fsck -fn "$img" >/dev/null 2>&1 || die "base image is not clean"
 }
 
-# KIND EXPECTED_ID FIXABLE(y/n)
+# KIND EXPECTED_ID FIXABLE(y/n) [EXITS -n/-y, default 4/1]
+# error_state: the error flag alone is no inconsistency: e2fsck -fn exits
+# 0 and -fy, clearing it on a clean filesystem, 0 too, and so does e3fsck
 KINDS='
 clri                dir_inode_unused        y
 links_high          inode_link_count        y
@@ -92,7 +96,7 @@ ea_header           inode_ea_header         y
 no_lost_found       no_lost_found           y
 filetype            dir_filetype            y
 htree_limit         htree_limit             y
-error_state         sb_error_state          y
+error_state         sb_error_state          y 0/0
 metadata_block      inode_block_in_metadata y
 bad_bg_bitmap       sb_unusable             y
 dotdot              dir_dotdot              y
@@ -205,7 +209,7 @@ apply() {
 
 case ${1:-} in
 --base) [ $# -eq 2 ] || die "usage: corrupt.sh --base IMAGE"; make_base "$2" ;;
---list) printf '%s\n' "$KINDS" | sed '/^$/d' | awk '{print $1, $2, $3}' ;;
+--list) printf '%s\n' "$KINDS" | sed '/^$/d' | awk '{print $1, $2, $3, ($4 == "" ? "4/1" : $4)}' ;;
 "") die "usage: corrupt.sh --base IMAGE | --list | KIND IMAGE" ;;
 *) [ $# -eq 2 ] || die "usage: corrupt.sh KIND IMAGE"; apply "$1" "$2" ;;
 esac

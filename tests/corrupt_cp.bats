@@ -31,7 +31,7 @@ refused() {
 	local img=$1 before after
 	before=$(problems "$img")
 	run e3cp --quiet "$T/src/." "$img"
-	assert_status 2
+	assert_status 2 || return 1
 	if [ "${#lines[@]}" -ne 1 ] || [[ "${lines[0]}" != "e3cp: $img: "?* ]]; then
 		echo "want one line 'e3cp: $img: reason', got:" >&2
 		printf '%s\n' "$output" >&2
@@ -64,7 +64,13 @@ fill_block() {	# fill_block IMAGE BLOCK BYTE(octal)
 	cp "$T/base.img" "$T/ok.img"
 	run e3cp --quiet "$T/src/." "$T/ok.img"
 	assert_status 0
+	[ -z "$output" ]
 	assert_fsck_clean "$T/ok.img"
+	assert_img_file "$T/ok.img" /new1 "$T/src/new1"
+	assert_img_file "$T/ok.img" /newbig "$T/src/newbig"
+	assert_img_file "$T/ok.img" /newdir/inner "$T/src/newdir/inner"
+	run debugfs -R "stat /newlink" "$T/ok.img"
+	assert_output_has 'Fast link dest: "new1"'
 }
 
 @test "a corrupt directory block met while copying: one line naming the image and the entry" {
@@ -193,38 +199,48 @@ bg_field() { dumpe2fs "$1" 2>/dev/null | sed -n "/^Group $2:/,/^Group/s/.*$3 at 
 # of the base image, its map is damaged, and e3cp --overwrite must stop
 # with one line and change nothing: BLOCK's bytes and the map stay.
 put_victim() {
-	mkdir -p "$T/ov"
+	mkdir -p "$T/ov" || return 1
 	head -c 14000 /dev/urandom > "$T/ov/victim"
-	cp "$T/base.img" "$1"
-	e3cp --quiet "$T/ov/." "$1"
+	cp "$T/base.img" "$1" || return 1
+	e3cp --quiet "$T/ov/." "$1" || return 1
+	assert_img_file "$1" /victim "$T/ov/victim" || return 1
 }
 
 # refused_damaged IMAGE BLOCK WHAT E3CP_ARGS...: e3cp stops with exit 2
 # and one line "e3cp: IMAGE: ...WHAT: file's blocks are damaged...",
-# BLOCK's bytes are as they were and e2fsck finds no more to fix
+# BLOCK's bytes are as they were and e2fsck finds no more to fix.
+# Called from `||` (set -e is off there): every check says `|| return 1`.
 refused_damaged() {
 	local img=$1 b=$2 what=$3 sum before after
 	shift 3
-	sum=$(dd if="$img" bs=1024 skip="$b" count=1 status=none | md5sum)
+	[ -n "$b" ] || { echo "refused_damaged: no block given" >&2; return 1; }
+	sum=$(dd if="$img" bs=1024 skip="$b" count=1 status=none | md5sum) || return 1
 	before=$(problems "$img")
 	run e3cp --quiet "$@"
-	assert_status 2
+	assert_status 2 || return 1
 	if [ "${#lines[@]}" -ne 1 ] ||
 	   [[ "${lines[0]}" != "e3cp: $img: "*"$what: file's blocks are damaged"* ]]; then
 		printf 'want one line naming the image, %s and the damage, got:\n%s\n' \
 			"$what" "$output" >&2
 		return 1
 	fi
-	[ "$(dd if="$img" bs=1024 skip="$b" count=1 status=none | md5sum)" = "$sum" ]
+	if [ "$(dd if="$img" bs=1024 skip="$b" count=1 status=none | md5sum)" != "$sum" ]; then
+		echo "block $b changed" >&2
+		return 1
+	fi
 	after=$(problems "$img")
-	[ "${after#* }" -le "${before#* }" ]
+	if [ "${after#* }" -gt "${before#* }" ]; then
+		echo "e2fsck rc/problems before $before, after $after" >&2
+		return 1
+	fi
 }
 
 refused_overwrite() {
 	local img=$1 map
 	map=$(debugfs -R "blocks /victim" "$img" 2>/dev/null)
+	[ -n "$map" ] || { echo "no /victim in $img" >&2; return 1; }
 	refused_damaged "$img" "$2" /victim --overwrite "$T/ov/." "$img" || return 1
-	[ "$(debugfs -R "blocks /victim" "$img" 2>/dev/null)" = "$map" ]
+	assert_eq "/victim's block map" "$(debugfs -R "blocks /victim" "$img" 2>/dev/null)" "$map" || return 1
 }
 
 @test "--overwrite of a file whose map names the block bitmap: refused, the bitmap not given to the new file" {
@@ -304,7 +320,7 @@ ea_of() { debugfs -R "stat $2" "$1" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*
 	run e3cp --quiet --overwrite "$T/ov/." "$T/ovok.img"
 	assert_status 0
 	assert_fsck_clean "$T/ovok.img"
-	debugfs -R "cat /victim" "$T/ovok.img" 2>/dev/null | cmp - "$T/ov/victim"
+	assert_img_file "$T/ovok.img" /victim "$T/ov/victim"
 }
 
 @test "new names into a directory whose map names an inode table block that reads as a directory block: refused, the table untouched" {

@@ -21,17 +21,17 @@ teardown_file() {
 newimg() {
 	rm -f "$1"
 	mke2fs -q -F -t ext3 -b 1024 -g 2048 -U 11111111-2222-3333-4444-555555555555 \
-		-E hash_seed=11111111-2222-3333-4444-555555555555 -N 32768 "$1" "${2:-64M}"
+		-E hash_seed=11111111-2222-3333-4444-555555555555 -N 32768 "$1" "${2:-64M}" || return 1
 }
 
 mounted_compare() {	# IMAGE SRC [cmptree options]
 	local img=$1 src=$2 mnt=$T/mnt
 	shift 2
 	mkdir -p "$mnt"
-	mount -o loop,ro "$img" "$mnt"
+	mount -o loop,ro "$img" "$mnt" || return 1
 	run python3 "$E3_TOP/tests/cmptree.py" "$src" "$mnt" "$@"
-	umount "$mnt"
-	assert_status 0
+	umount "$mnt" || return 1
+	assert_status 0 || return 1
 }
 
 @test "a tree is copied whole: e2fsck clean, debugfs rdump gives back every file" {
@@ -154,21 +154,20 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	printf 'new\n' > "$T/plain.txt"
 	run e3cp --overwrite "$T/plain.txt" "$T/d.img:/a/b/c"
 	assert_status 0
-	run debugfs -R "cat /a/b/c/plain.txt" "$T/d.img"
-	assert_output_has "new"
+	assert_img_cat "$T/d.img" /a/b/c/plain.txt new
 	assert_fsck_clean "$T/d.img"
 }
 
 # replaced IMAGE: after the --overwrite tests below, /d/f0, f1234 and
 # f2999 read "v2 N" and /d lists f0..f2999 once each ($output: the list)
 replaced() {
-	local i
+	local i n
 	for i in 0 1234 2999; do
-		run debugfs -R "cat /d/f$i" "$1"
-		assert_output_has "v2 $i"
+		assert_img_cat "$1" "/d/f$i" "v2 $i" || return 1
 	done
 	run debugfs -R "ls /d" "$1"
-	[ "$(printf '%s\n' "$output" | tr -s ' ' '\n' | grep -c '^f[0-9]*$')" -eq 3000 ]
+	n=$(printf '%s\n' "$output" | tr -s ' ' '\n' | grep -c '^f[0-9]*$')
+	[ "$n" -eq 3000 ] || { echo "/d lists $n names f*, want 3000" >&2; return 1; }
 }
 
 # dir_size IMAGE PATH: the directory's i_size
@@ -291,14 +290,12 @@ dir_size() {
 	run e3cp "$a/x.tar" "$a/x.img"
 	assert_status 2
 	assert_output_has "dup: name exists"
-	run debugfs -R "cat /dup" "$a/x.img"
-	assert_output_has "first"
+	assert_img_cat "$a/x.img" /dup first
 	assert_fsck_clean "$a/x.img"
 	newimg "$a/x.img"
 	run e3cp --overwrite "$a/x.tar" "$a/x.img"
 	assert_status 0
-	run debugfs -R "cat /dup" "$a/x.img"
-	assert_output_has "second"
+	assert_img_cat "$a/x.img" /dup second
 	assert_fsck_clean "$a/x.img"
 	rm -rf "$a/out"; mkdir "$a/out"
 	debugfs -R "rdump / $a/out" "$a/x.img" 2>/dev/null
@@ -374,8 +371,7 @@ z.close()' | cat > "$T/s.zip"
 	assert_status 0
 	run debugfs -R "cat /hello.txt" "$T/z2.img"
 	[ "$(grep -c 'hello streamed' <<<"$output")" -eq 100 ]
-	run debugfs -R "cat /sub/two.txt" "$T/z2.img"
-	assert_output_has "two"
+	assert_img_cat "$T/z2.img" /sub/two.txt two
 	assert_fsck_clean "$T/z2.img"
 }
 
@@ -485,8 +481,7 @@ PY
 	debugfs -w -R "ssv state 0" "$T/c.img" 2>/dev/null
 	run e3cp --force "$T/c" "$T/c.img:/forced"
 	assert_status 0
-	run debugfs -R "cat /forced/x" "$T/c.img"
-	assert_output_has "x"
+	assert_img_cat "$T/c.img" /forced/x x
 	assert_fsck_clean "$T/c.img"
 	dumpe2fs -h "$T/c.img" 2>/dev/null | grep -q '^Filesystem state: *not clean$'
 }
@@ -495,8 +490,8 @@ PY
 	# reproducible mode makes a directory's subdirectories before its
 	# files: one it cannot read must not be made there either
 	local mode
-	command -v setpriv >/dev/null || skip "no setpriv"
-	[ "$(id -u)" -eq 0 ] || skip "needs root (to read as nobody)"
+	require_cmd setpriv
+	is_root || skip "skipped: not root (reads the tree as nobody)"
 	mkdir -p "$T/ud/a" "$T/ud/b" "$T/ud/c"
 	printf 1 > "$T/ud/a/x"; printf 2 > "$T/ud/b/y"; printf 3 > "$T/ud/c/z"
 	chmod 000 "$T/ud/b"; chmod 755 "$T" "$T/ud" "$T/ud/a" "$T/ud/c"
@@ -519,7 +514,7 @@ PY
 	# a file its mode says we cannot read is opened by the scanner (in
 	# either mode); a second source brings the same name, readable
 	local mode ow
-	command -v setpriv >/dev/null || skip "no setpriv"
+	require_cmd setpriv
 	mkdir -p "$T/u" "$T/u2"; printf a > "$T/u/ok"; printf b > "$T/u/secret"
 	printf 'later\n' > "$T/u2/secret"
 	chmod 000 "$T/u/secret"; chmod 755 "$T" "$T/u" "$T/u2"
@@ -568,8 +563,8 @@ PY
 	# set it cannot read another user's mode-000 file: a worker opens
 	# it (the default mode), fails, and removes the entry
 	local mode
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	command -v setpriv >/dev/null || skip "no setpriv"
+	is_root || skip "skipped: not root (drops root's capabilities)"
+	require_cmd setpriv
 	mkdir -p "$T/nocap"; printf a > "$T/nocap/ok"; printf b > "$T/nocap/denied"
 	chown 65534 "$T/nocap/denied"; chmod 000 "$T/nocap/denied"
 	setpriv --bounding-set -all cat "$T/nocap/denied" 2>/dev/null &&
@@ -596,8 +591,7 @@ PY
 		assert_fsck_clean "$T/nocap-j$j.img"
 	done
 	cmp "$T/nocap-j1.img" "$T/nocap-j4.img"
-	run debugfs -R "cat /f42" "$T/nocap-j4.img"
-	assert_output_has "42"
+	assert_img_cat "$T/nocap-j4.img" /f42 42
 	# a later source brings the unreadable file's name: its entry is
 	# gone before that source starts, in reproducible mode too
 	mkdir -p "$T/nocap1" "$T/nocap2"
@@ -610,10 +604,8 @@ PY
 			run setpriv --bounding-set -all "$E3_TOP/misc/e3cp" $mode $ow -j2 "$T/nocap1" "$T/nocap2" "$T/nocap.img"
 			assert_status 1
 			assert_output_has "denied: skipped: Permission denied"
-			run debugfs -R "cat /denied" "$T/nocap.img"
-			assert_output_has "two"
-			run debugfs -R "cat /g1" "$T/nocap.img"
-			assert_output_has "g"
+			assert_img_cat "$T/nocap.img" /denied two
+			assert_img_cat "$T/nocap.img" /g1 g
 			assert_fsck_clean "$T/nocap.img"
 		done
 	done
@@ -627,7 +619,7 @@ PY
 		[ -r "$f" ] && [ "$(stat -c %s "$f")" -gt "$(wc -c < "$f")" ] && break
 		f=
 	done
-	[ -n "$f" ] || skip "no sysfs attribute that reads short"
+	[ -n "$f" ] || skip "skipped: no sysfs attribute that reads short on this kernel"
 	for mode in ordered unordered; do
 		newimg "$T/short.img"
 		if [ $mode = ordered ]; then
@@ -646,9 +638,9 @@ PY
 	mkdir -p "$T/pre"
 	dd if=/dev/urandom of="$T/pre/f" bs=4096 seek=256 count=1 status=none
 	fallocate -n -o 1052672 -l 2M "$T/pre/f" 2>/dev/null ||
-		skip "no fallocate --keep-size here"
+		skip "skipped: no fallocate --keep-size on the host filesystem"
 	[ $(( $(stat -c %b "$T/pre/f") * 512 )) -ge "$(stat -c %s "$T/pre/f")" ] ||
-		skip "the file system did not count the preallocation"
+		skip "skipped: the host filesystem did not count the preallocation"
 	newimg "$T/pre.img"
 	run e3cp "$T/pre" "$T/pre.img"
 	assert_status 0
@@ -670,10 +662,10 @@ PY
 	dd if=/dev/urandom of="$T/dz/h" bs=4096 count=257 status=none
 	dd if=/dev/urandom of="$T/dz/h" bs=4096 seek=513 count=1 conv=notrunc status=none
 	fallocate -n -o 2101248 -l 2M "$T/dz/h" 2>/dev/null ||
-		skip "no fallocate --keep-size here"
+		skip "skipped: no fallocate --keep-size on the host filesystem"
 	[ $(( $(stat -c %b "$T/dz/h") * 512 )) -ge "$(stat -c %s "$T/dz/h")" ] ||
-		skip "the file system did not count the preallocation"
-	[ "$(stat -c %b "$T/dz/z")" -eq 128 ] || skip "zeros were not allocated"
+		skip "skipped: the host filesystem did not count the preallocation"
+	[ "$(stat -c %b "$T/dz/z")" -eq 128 ] || skip "skipped: the host filesystem did not allocate written zeros"
 	newimg "$T/dz.img"
 	run e3cp "$T/dz" "$T/dz.img"
 	assert_status 0
@@ -702,7 +694,8 @@ PY
 DT
 	newimg "$T/v.img"
 	mkdir -p "$T/etc"; printf x > "$T/etc/plain.txt"
-	run e3cp --uid-map 0:1000 --gid-map 0:1000 -D "$T/devtab" "$T/etc" "$T/v.img:/etc"
+	# the source is ours: map our ids (0 as root), whoever runs this
+	run e3cp --uid-map "$(id -u):1000" --gid-map "$(id -g):1000" -D "$T/devtab" "$T/etc" "$T/v.img:/etc"
 	assert_status 0
 	run debugfs -R "ls -l /dev" "$T/v.img"
 	assert_output_has "tty3"
@@ -778,8 +771,9 @@ DT
 	assert_status 0
 	assert_output_has "auto size: "
 	assert_fsck_clean "$T/auto.img"
-	run debugfs -R "cat /special/hard-b" "$T/auto.img"
-	assert_output_has "shared"
+	assert_img_cat "$T/auto.img" /special/hard-b shared
+	run debugfs -R "stat /special/hard-a" "$T/auto.img"
+	assert_output_has "Links: 3"		# hard-a, hard-b, names/hard-c
 	# exact: the room left is at most the root reserve plus a little
 	free=$(dumpe2fs -h "$T/auto.img" 2>/dev/null | awk -F: '/^Free blocks/ {print $2+0}')
 	resv=$(dumpe2fs -h "$T/auto.img" 2>/dev/null | awk -F: '/^Reserved block count/ {print $2+0}')

@@ -17,7 +17,7 @@ teardown_file() {
 # newimg PATH: an empty ext3 image, 1 KiB blocks
 newimg() {
 	rm -f "$1"
-	mke2fs -q -F -t ext3 -b 1024 "$1" 8M
+	mke2fs -q -F -t ext3 -b 1024 "$1" 8M || return 1
 }
 
 # mktar OUT ENTRY...: a tar of the entries in order; ENTRY is name=data

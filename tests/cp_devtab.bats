@@ -17,14 +17,14 @@ teardown_file() {
 # newimg PATH: an empty ext3 image, 1 KiB blocks
 newimg() {
 	rm -f "$1"
-	mke2fs -q -F -t ext3 -b 1024 "$1" 8M
+	mke2fs -q -F -t ext3 -b 1024 "$1" 8M || return 1
 }
 
 # e3cp_table TABLE IMAGE: a fresh image, then only the table applied (the
 # empty source directory copies nothing but the root's own attributes)
 e3cp_table() {
-	newimg "$2"
-	e3cp -D "$1" "$T/empty" "$2:/"
+	newimg "$2" || return 1
+	e3cp -D "$1" "$T/empty" "$2:/"		# its exit code is the function's
 }
 
 # dev_summary IMAGE [DIR]: one line per entry of DIR (default /dev), sorted:
@@ -106,7 +106,7 @@ EXP
 }
 
 @test "device table: e3cp's /dev is genext2fs' /dev, entry for entry" {
-	command -v genext2fs >/dev/null || skip "genext2fs not installed"
+	require_cmd genext2fs
 	write_table "$T/t2"
 	run genext2fs -b 1024 -N 64 -D "$T/t2" "$T/g2.img"
 	assert_status 0
@@ -123,7 +123,7 @@ EXP
 }
 
 @test "device table, one line at a time: each agrees with genext2fs" {
-	command -v genext2fs >/dev/null || skip "genext2fs not installed"
+	require_cmd genext2fs
 	local line n=0 gen ours
 	# each line alone, so that a line whose entries nothing else checks
 	# still shows which of them differs

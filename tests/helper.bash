@@ -1,6 +1,16 @@
 # tests/helper.bash: shared helpers for the bats suites. Load with
 #   load helper
 # Every image a test writes should end with `assert_fsck_clean IMAGE`.
+#
+# Every check in a helper (here or in a .bats file) ends in `|| return 1`
+# or is an explicit `if ...; then ...; return 1; fi`: bash switches
+# `set -e` off inside a function called from `||`, `&&`, `if`, `while` or
+# `!`, so a helper that leans on errexit passes whatever its middle lines
+# find as soon as someone calls it that way. tests/selftest.bats plants a
+# failure into each check helper and demands that it fails, called
+# directly and from `||` and `if`. For the same reason a test never says
+# `! cmd` (never fatal under set -e): `run cmd` and `assert_status N`, or
+# `assert_fails cmd`, or `refute_match`.
 
 E3_TOP="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
 export PATH="$E3_TOP/misc:$E3_TOP/debugfs-ext:/sbin:/usr/sbin:$PATH"
@@ -8,6 +18,7 @@ export E3_TOP
 # a fixed clock keeps expected output stable
 unset SOURCE_DATE_EPOCH
 
+# ---- generic checks -------------------------------------------------------
 # run_e3 TOOL ARGS...: like bats' run, with stdout and stderr together.
 run_e3() {
 	run "$@"
@@ -31,6 +42,99 @@ assert_output_has() {
 	fi
 }
 
+# refute_output_has TEXT: the last run's output does not contain TEXT.
+refute_output_has() {
+	if [[ "$output" == *"$1"* ]]; then
+		echo "output has what it must not: $1" >&2
+		printf '%s\n' "$output" >&2
+		return 1
+	fi
+}
+
+# assert_line TEXT: one of the last run's output lines is exactly TEXT.
+assert_line() {
+	local l
+	for l in "${lines[@]}"; do
+		[ "$l" = "$1" ] && return 0
+	done
+	echo "no output line is exactly: $1" >&2
+	printf '%s\n' "$output" >&2
+	return 1
+}
+
+# assert_match TEXT ERE: some line of TEXT matches the extended regex ERE;
+# refute_match TEXT ERE: none does.
+assert_match() {
+	if ! grep -Eq -- "$2" <<<"$1"; then
+		echo "no line matches /$2/ in:" >&2
+		printf '%s\n' "$1" >&2
+		return 1
+	fi
+}
+refute_match() {
+	if grep -Eq -- "$2" <<<"$1"; then
+		echo "a line matches /$2/, and must not:" >&2
+		grep -E -- "$2" <<<"$1" >&2
+		return 1
+	fi
+}
+
+# assert_fails CMD...: CMD exits non-zero (the `! CMD` that counts).
+assert_fails() {
+	if "$@"; then
+		echo "expected to fail, but succeeded: $*" >&2
+		return 1
+	fi
+}
+
+# assert_eq WHAT GOT WANT: two strings are equal; WHAT names the check.
+assert_eq() {
+	if [ "$2" != "$3" ]; then
+		echo "$1: got '$2', expected '$3'" >&2
+		return 1
+	fi
+}
+
+# ---- reading an image back ---------------------------------------------------
+# debugfs prints a banner ("debugfs 1.47.0 (5-Feb-2023)") and its errors
+# ("File not found by ext2_lookup") on stderr: an output check after
+# `run debugfs` matches them. These read only what debugfs writes on
+# stdout, and demand that the path exists.
+
+# img_has IMAGE PATH: PATH exists in IMAGE.
+img_has() {
+	local err
+	err=$(debugfs -R "stat \"$2\"" "$1" 2>&1 >/dev/null | sed '/^debugfs [0-9]/d')
+	if [ -n "$err" ]; then
+		echo "$1: $2: $err" >&2
+		return 1
+	fi
+}
+
+# assert_img_cat IMAGE PATH TEXT: PATH exists in IMAGE and its contents
+# are exactly TEXT (as $(...) gives them: trailing newlines dropped).
+assert_img_cat() {
+	local got
+	img_has "$1" "$2" || return 1
+	got=$(debugfs -R "cat \"$2\"" "$1" 2>/dev/null) || return 1
+	if [ "$got" != "$3" ]; then
+		echo "$1: $2 holds '$got', expected '$3'" >&2
+		return 1
+	fi
+}
+
+# assert_img_file IMAGE PATH FILE: PATH exists in IMAGE and its bytes are
+# FILE's.
+assert_img_file() {
+	img_has "$1" "$2" || return 1
+	if ! cmp <(debugfs -R "cat \"$2\"" "$1" 2>/dev/null) "$3" >&2; then
+		echo "$1: $2 differs from $3" >&2
+		return 1
+	fi
+}
+
+# ---- checking an image -------------------------------------------------------
+
 # assert_fsck_clean IMAGE: e2fsck -fn exits 0, and no replay is pending
 # (e2fsck -n says clean even then; see ext3-facts §4.10).
 assert_fsck_clean() {
@@ -41,7 +145,7 @@ assert_fsck_clean() {
 		printf '%s\n' "$out" >&2
 		return 1
 	fi
-	assert_journal_empty "$img"
+	assert_journal_empty "$img" || return 1
 }
 
 # assert_journal_empty IMAGE: needs_recovery clear and the log empty.
@@ -58,14 +162,34 @@ assert_journal_empty() {
 	fi
 }
 
+# ---- prerequisites -----------------------------------------------------------
+# A test skips only for what the project cannot change: not root, no loop
+# device, a host filesystem without a feature. A program bootstrap.sh
+# installs that is missing is a broken setup: a failure, not a skip.
+
+# is_root: we are uid 0 (for the root-only half of a test; the other half
+# runs for everyone — say `skip "skipped: not root"` or note it).
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
 # require_root: skip with a reason unless we may loop-mount.
 require_root() {
-	if [ "$(id -u)" -ne 0 ]; then
-		skip "needs root (loop mount)"
+	if ! is_root; then
+		skip "skipped: not root (loop mount)"
 	fi
 	if ! command -v mount >/dev/null || ! [ -e /dev/loop-control ]; then
-		skip "no loop devices on this machine"
+		skip "skipped: no loop devices on this machine"
 	fi
+}
+
+# require_cmd PROGRAM...: fail, naming it, when a program the setup
+# (bootstrap.sh) installs is missing.
+require_cmd() {
+	local p
+	for p in "$@"; do
+		command -v "$p" >/dev/null && continue
+		echo "missing program: $p (bootstrap.sh installs it; run it)" >&2
+		return 1
+	done
 }
 
 # dumpe2fs_geometry IMAGE: the geometry lines of dumpe2fs -h, without the

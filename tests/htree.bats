@@ -40,7 +40,7 @@ newimg() {
 	shift 2
 	rm -f "$img"
 	mke2fs -q -F -t ext3 -b "$bs" -g $((8 * bs)) -N 24576 "$@" \
-		-E hash_seed=11111111-2222-3333-4444-555555555555 "$img" 96M
+		-E hash_seed=11111111-2222-3333-4444-555555555555 "$img" 96M || return 1
 }
 
 # all_dirs IMAGE: every directory path, depth first
@@ -82,15 +82,15 @@ same_dirs() {
 # copy, compare
 rehash_unchanged() {
 	local bs=$1 a=$T/a-$1.img b=$T/b-$1.img
-	newimg "$a" "$@"
+	newimg "$a" "$@" || return 1
 	run_e3 e3cp --quiet -j2 "$T/src" "$a"
-	assert_status 0
-	assert_fsck_clean "$a"
-	cp --sparse=always "$a" "$b"
+	assert_status 0 || return 1
+	assert_fsck_clean "$a" || return 1
+	cp --sparse=always "$a" "$b" || return 1
 	run e2fsck -fD -y "$b"
 	[ "$status" -le 1 ] || { printf '%s\n' "$output" >&2; return 1; }
-	assert_fsck_clean "$b"
-	same_dirs "$a" "$b"
+	assert_fsck_clean "$b" || return 1
+	same_dirs "$a" "$b" || return 1
 }
 
 @test "4 KiB blocks: e2fsck -fD leaves every directory e3cp wrote as it was" {

@@ -26,9 +26,9 @@ teardown_file() {
 # tinyjournal PATH SIZE: ext3 with a 1024-block journal and 1 KiB groups
 tinyjournal() {
 	rm -f "$1"
-	truncate -s "$2" "$1"
+	truncate -s "$2" "$1" || return 1
 	mke2fs -q -F -t ext3 -b 1024 -g 1024 -I 1024 -N 4096 -J size=1 \
-		-U 11111111-2222-3333-4444-555555555555 "$1"
+		-U 11111111-2222-3333-4444-555555555555 "$1" || return 1
 }
 
 @test "e3cp refuses an image whose journal cannot hold its largest transaction, before copying" {

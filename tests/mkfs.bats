@@ -26,14 +26,14 @@ teardown() {
 mke2fs_ref() {
 	local img=$1 size=$2; shift 2
 	E2FSPROGS_FAKE_TIME=$EPOCH mke2fs -q -F -t ext3 -U "$UUID" \
-		-E "hash_seed=$SEED" "$@" "$img" $size >/dev/null
+		-E "hash_seed=$SEED" "$@" "$img" $size >/dev/null || return 1
 }
 
 # e3mk IMAGE SIZE ARGS...: e3mkfs with the same pinned identity.
 e3mk() {
 	local img=$1 size=$2; shift 2
 	SOURCE_DATE_EPOCH=$EPOCH e3mkfs -q -F -U "$UUID" -E "hash_seed=$SEED" \
-		"$@" "$img" $size
+		"$@" "$img" $size || return 1
 }
 
 # same_geometry SIZE ARGS...: dumpe2fs -h of both images agree, e3mkfs'
@@ -41,10 +41,10 @@ e3mk() {
 same_geometry() {
 	local size=$1; shift
 	rm -f "$T/m.img" "$T/e.img"
-	e3mkfs -q "$@" "$T/e.img" "$size"
-	mke2fs -q -t ext3 "$@" "$T/m.img" "$size" >/dev/null
-	diff <(dumpe2fs_geometry "$T/m.img") <(dumpe2fs_geometry "$T/e.img")
-	assert_fsck_clean "$T/e.img"
+	e3mkfs -q "$@" "$T/e.img" "$size" || return 1
+	mke2fs -q -t ext3 "$@" "$T/m.img" "$size" >/dev/null || return 1
+	diff <(dumpe2fs_geometry "$T/m.img") <(dumpe2fs_geometry "$T/e.img") || return 1
+	assert_fsck_clean "$T/e.img" || return 1
 }
 
 # same_bytes SIZE ARGS...: with UUID, hash seed and time pinned, the whole
@@ -52,10 +52,10 @@ same_geometry() {
 same_bytes() {
 	local size=$1; shift
 	rm -f "$T/m.img" "$T/e.img"
-	mke2fs_ref "$T/m.img" "$size" "$@"
-	e3mk "$T/e.img" "$size" "$@"
-	cmp "$T/m.img" "$T/e.img"
-	assert_fsck_clean "$T/e.img"
+	mke2fs_ref "$T/m.img" "$size" "$@" || return 1
+	e3mk "$T/e.img" "$size" "$@" || return 1
+	cmp "$T/m.img" "$T/e.img" || return 1
+	assert_fsck_clean "$T/e.img" || return 1
 }
 
 # refused STATUS TEXT CMD...: the command fails with STATUS, prints one line
@@ -63,8 +63,8 @@ same_bytes() {
 refused() {
 	local want=$1 text=$2; shift 2
 	run "$@"
-	assert_status "$want"
-	assert_output_has "$text"
+	assert_status "$want" || return 1
+	assert_output_has "$text" || return 1
 	[ "${#lines[@]}" -eq 1 ] || { echo "want one line, got: $output" >&2; return 1; }
 }
 
@@ -336,7 +336,9 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 @test "without SOURCE_DATE_EPOCH two images differ (random UUID and seed)" {
 	e3mkfs -q "$T/a.img" 8M
 	e3mkfs -q "$T/b.img" 8M
-	! cmp -s "$T/a.img" "$T/b.img"
+	run cmp -s "$T/a.img" "$T/b.img"
+	assert_status 1				# differ (2 would be a missing file)
+	[ "$(hdr "$T/a.img" 'Filesystem UUID')" != "$(hdr "$T/b.img" 'Filesystem UUID')" ]
 	assert_fsck_clean "$T/a.img"
 	assert_fsck_clean "$T/b.img"
 }

@@ -2,11 +2,25 @@
 # tests/run.sh: the whole suite — every C unit test, then every bats file.
 # Prints each test's TAP line, then one summary line "N passed, N failed,
 # N skipped", and exits non-zero if anything failed.
-# Usage: tests/run.sh [FILTER]   (only unit tests / bats files whose name
-# contains FILTER)
+# Usage: tests/run.sh [FILTER...]   (only unit tests / bats files whose
+# name contains one of the FILTERs; "unit/" picks every unit test)
 set -u
 cd "$(dirname "$0")/.." || exit 2
-filter=${1:-}
+# e2fsprogs' mke2fs, e2fsck and debugfs live in /sbin and /usr/sbin, which
+# an ordinary Debian user's PATH lacks
+case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin ;; esac
+case ":$PATH:" in *:/sbin:*) ;; *) PATH=$PATH:/sbin ;; esac
+export PATH
+filters=("$@")
+# wanted NAME: NAME is picked by the FILTERs (all are when none is given)
+wanted() {
+	local f
+	[ ${#filters[@]} -eq 0 ] && return 0
+	for f in "${filters[@]}"; do
+		[[ "$1" == *"$f"* ]] && return 0
+	done
+	return 1
+}
 passed=0 failed=0 skipped=0
 failures=()
 
@@ -25,7 +39,7 @@ count_tap() {	# name < tap-output
 for t in tests/unit/test_*; do
 	case "$t" in *.c|*.o) continue ;; esac
 	[ -x "$t" ] || continue
-	[ -n "$filter" ] && [[ "$t" != *"$filter"* ]] && continue
+	wanted "$t" || continue
 	echo "# unit: $t"
 	out=$("$t" 2>&1); rc=$?
 	count_tap "$t" <<<"$out"
@@ -58,7 +72,7 @@ asan_units() {
 	fi
 	for t in "$d"/tests/unit/test_*; do
 		case "$t" in *.c|*.o) continue ;; esac
-		[ -n "$filter" ] && [[ "$t" != *"$filter"* ]] && continue
+		wanted "$t" || continue
 		echo "# unit (asan): ${t#$d/}"
 		out=$(cd "$d" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 \
 		      "$t" 2>&1); rc=$?
@@ -77,7 +91,7 @@ count_tap "asan" <<<"$asan_units_out"
 
 for b in tests/*.bats; do
 	[ -e "$b" ] || continue
-	[ -n "$filter" ] && [[ "$b" != *"$filter"* ]] && continue
+	wanted "$b" || continue
 	echo "# bats: $b"
 	out=$(bats --tap "$b" 2>&1); rc=$?
 	count_tap "$b" <<<"$out"

@@ -290,7 +290,7 @@ static void test_replay_revoke_escape(void)
 	int rec;
 
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	lb_open(&b);
 	a = pattern(b.bs, 1);
 	c = pattern(b.bs, 2);
@@ -344,7 +344,7 @@ static void test_replay_log_wrap_and_tid_wrap(void)
 	int rec;
 
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	lb_open(&b);
 	for (unsigned i = 0; i < 4; i++)
 		p[i] = pattern(b.bs, 10 + i);
@@ -385,7 +385,7 @@ static void test_replay_empty_and_refusals(void)
 	int rec;
 
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	/* RECOVER with an empty log: nothing replayed, sequence + 1 */
 	lb_open(&b);
 	lb_close(&b, 0, 7);
@@ -710,7 +710,7 @@ static void csum_case(int v2, int async, enum csum_fault fault)
 	errcode_t err;
 
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	csum_v2 = v2;
 	lb_open(&b);
 	b.log.incompat = JBD2_INCOMPAT_REVOKE |
@@ -800,7 +800,7 @@ static void test_writer_capture_and_replay(void)
 	blk64_t blk = HOME + 20;
 
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	CHECK_OK(e3_image_open(img_path, &opts, &img));
 	if (!img)
 		return;
@@ -852,7 +852,7 @@ static void test_reserve(void)
 	unsigned char *p;
 
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	CHECK_OK(e3_image_open(img_path, &opts, &img));
 	if (!img)
 		return;
@@ -896,7 +896,7 @@ static void test_writer_escape_replayed_by_e2fsck(void)
 	char copy[80], cmd[400];
 
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	CHECK_OK(e3_image_open(img_path, &opts, &img));
 	if (!img)
 		return;
@@ -949,7 +949,7 @@ static void test_writer_revoke_and_clean_close(void)
 	int rec;
 
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	CHECK_OK(e3_image_open(img_path, &opts, &img));
 	if (!img)
 		return;
@@ -994,7 +994,7 @@ static void test_writer_fail_commits_nothing(void)
 	char cmd[160];
 
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	CHECK_OK(e3_image_open(img_path, &opts, &img));
 	if (!img)
 		return;
@@ -1042,7 +1042,7 @@ static void test_writer_memory_bounded(void)
 		 "mke2fs -q -t ext3 -b 4096 -J size=128 -N 1024 -F %s 512M >/dev/null 2>&1",
 		 img_path);
 	if (system(cmd) != 0)
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	CHECK_OK(e3_image_open(img_path, &opts, &img));
 	if (!img)
 		return;
@@ -1110,7 +1110,7 @@ static void test_writer_revoke_after_write_home(void)
 	FILE *f;
 
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	setenv("E3_JOURNAL_MEM", "1", 1);	/* one block: home after each commit */
 	CHECK_OK(e3_image_open(img_path, &opts, &img));
 	unsetenv("E3_JOURNAL_MEM");
@@ -1174,7 +1174,7 @@ static void test_writer_removed_ind_reused_by_data(void)
 	for (size_t i = 0; i < len; i++)
 		w[i] = (unsigned char)(i * 13 + 5);
 	if (!make_image())
-		SKIP("mke2fs failed");
+		FAIL("mke2fs failed");
 	setenv("E3_JOURNAL_MEM", "1", 1);
 	CHECK_OK(e3_image_open(img_path, &opts, &img));
 	unsetenv("E3_JOURNAL_MEM");
