@@ -280,4 +280,5 @@ errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep);
 
 #include "e3_mkfs.h"
 #include "e3_check.h"
+#include "e3_defrag.h"
 #endif
