@@ -52,7 +52,7 @@ static void usage(FILE *out)
 "  -n, --dry-run     plan only: predicted figures, the image untouched\n"
 "  -v, --verbose     list each file moved (runs before -> after) or left\n"
 "  --json            the report as JSON on stdout\n"
-"  --progress, --quiet  progress bar on/off (default: on a terminal)\n"
+"  --progress, -q, --quiet  progress bar on/off (default: on a terminal)\n"
 "  --max-time SECS   stop at the first transaction boundary after SECS\n"
 "  --min-runs N      move every file of at least N runs (N >= 2)\n"
 "  -f, --force       defragment an image without a journal (not crash-safe)\n"
@@ -74,7 +74,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
-		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 		{ "min-runs", required_argument, NULL, OPT_MIN_RUNS },
 		{ NULL, 0, NULL, 0 },
@@ -84,7 +84,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	int c;
 
 	e3_defrag_opts_init(&a->o);
-	while ((c = getopt_long(argc, argv, "nvfh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "nvfhq", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n': a->dry_run = 1; break;
 		case 'v': a->verbose = 1; break;
@@ -92,6 +92,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'h': usage(stdout); exit(EXIT_DONE);
 		case OPT_JSON: a->json = 1; break;
 		case OPT_PROGRESS: a->progress = 1; a->quiet = 0; break;
+		case 'q':
 		case OPT_QUIET: a->quiet = 1; a->progress = 0; break;
 		case OPT_MAX_TIME:
 			a->o.max_time = strtod(optarg, &end);

@@ -1,0 +1,358 @@
+#!/usr/bin/env bats
+# defrag.bats: e3defrag, in place on fragmented images.
+#  - the image: small files copied, every other one deleted, then big
+#    files copied with --alloc=none by four writers, which lays them into
+#    the holes (measured: 4.3% non-contiguous, 92 excess runs, files of
+#    30+ runs); plus hard links, xattrs, fast and slow symlinks, a FIFO,
+#    a sparse file and a second directory;
+#  - every file byte-identical after, every inode's stat (numbers, links,
+#    times to the ns, xattrs, sizes, i_blocks) identical but for its block
+#    list, e2fsck -fn clean with the journal empty, and e2fsck's
+#    non-contiguous count and our excess runs lower;
+#  - -n leaves the image's bytes as they were; --max-time 0 stops before
+#    the first move (exit 32) and a rerun finishes; PATH mode moves only
+#    what is named; a full image leaves files as they are (exit 1);
+#  - a crash sweep: E3_FAULT=kill:N over the whole run, each replayed
+#    (ours or e2fsck's), then e2fsck -fn clean and every file intact;
+#  - refusals: mounted, busy, no journal (without -f), not clean, usage.
+
+load helper
+
+setup() {
+	T=$(mktemp -d /tmp/defrag-bats-XXXXXX)
+}
+
+teardown() {
+	if mountpoint -q "$T/mnt" 2>/dev/null; then umount "$T/mnt"; fi
+	rm -rf "$T"
+}
+
+# make_src DIR: the trees make_frag copies (random contents, fixed sizes)
+make_src() {
+	local d=$1 i
+	mkdir -p "$d/small" "$d/big/sub"
+	for i in $(seq 1 200); do
+		head -c $(( (i * 7919) % 20000 + 3000 )) /dev/urandom > "$d/small/s$i"
+	done
+	for i in 1 2 3 4 5 6; do
+		head -c $(( 300000 + i * 50000 )) /dev/urandom > "$d/big/b$i"
+	done
+	head -c 200000 /dev/urandom > "$d/big/sub/deep"
+	ln "$d/big/b2" "$d/big/sub/b2link"
+	setfattr -n user.colour -v blue "$d/big/b3"
+	setfattr -n user.big -v "$(head -c 600 /dev/zero | tr '\0' x)" "$d/big/b4"
+	ln -s b1 "$d/big/fastlink"
+	ln -s "$(printf 'long/%.0s' $(seq 1 30))target" "$d/big/slowlink"
+	mkfifo "$d/big/fifo"
+	# sparse: data, a hole, data
+	head -c 100000 /dev/urandom > "$d/big/sparse"
+	truncate -s 600000 "$d/big/sparse"
+	head -c 50000 /dev/urandom >> "$d/big/sparse"
+}
+
+# make_frag IMG: a 32 MiB ext3 image whose big files sit in the holes
+# left by deleted small files.
+make_frag() {
+	local img=$1 i
+	make_src "$T/src" || return 1
+	e3mkfs -q -F "$img" 32M || return 1
+	e3cp --quiet -j1 "$T/src/small" "$img:/" || return 1
+	for i in $(seq 1 2 200); do echo "rm /s$i"; done > "$T/rm.cmds"
+	debugfs -w -f "$T/rm.cmds" "$img" >/dev/null 2>&1 || return 1
+	e3cp --quiet --alloc=none -j4 "$T/src/big" "$img:/" || return 1
+}
+
+# manifest IMG OUT: OUT.sha (every regular file's sha256, by path) and
+# OUT.stat (every inode's debugfs stat without its block list).
+manifest() {
+	local img=$1 out=$2 p
+	rm -rf "$out.d"
+	mkdir -p "$out.d"
+	debugfs -R "rdump / $out.d" "$img" >/dev/null 2>&1 || return 1
+	(cd "$out.d" && find . -type f -print0 | sort -z | xargs -0 sha256sum) \
+		> "$out.sha" || return 1
+	(cd "$out.d" && find . -mindepth 1 | sort | sed 's|^\.||') > "$out.list"
+	while IFS= read -r p; do printf 'stat "%s"\n' "$p"; done \
+		< "$out.list" > "$out.cmds"
+	debugfs -f "$out.cmds" "$img" 2>/dev/null |
+		grep -Ev '^(BLOCKS:|\(|TOTAL:)' > "$out.stat" || return 1
+	[ "$(wc -l < "$out.sha")" -gt 100 ] || { echo "too few files in $img" >&2; return 1; }
+	rm -rf "$out.d"
+}
+
+# same_manifest A B: contents and inodes identical
+same_manifest() {
+	diff "$1.sha" "$2.sha" >&2 || { echo "file contents differ" >&2; return 1; }
+	diff "$1.stat" "$2.stat" >&2 || { echo "inodes differ" >&2; return 1; }
+}
+
+# e2fsck's count of non-contiguous files and directories
+noncontig() {
+	e2fsck -fn "$1" 2>/dev/null | sed -n 's/.*files (\([0-9.]*\)% non-contiguous).*/\1/p'
+}
+
+# json_field FILE KEY.SUB: a number from e3defrag --json
+json_field() {
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): d = d[k]
+print(d)' "$1" "$2"
+}
+
+# blocks_of IMG PATH: the file's block list line(s) from debugfs
+blocks_of() {
+	debugfs -R "stat \"$2\"" "$1" 2>/dev/null | grep -E '^\(' 
+}
+
+@test "e3defrag: contents, inodes, links, times and xattrs kept; fragmentation down" {
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	before=$(noncontig "$T/img")
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	after=$(noncontig "$T/img")
+	echo "e2fsck non-contiguous: $before% -> $after%"
+	python3 -c "import sys; sys.exit(0 if float('$before') >= 2.0 and float('$after') < float('$before') else 1)"
+	ex0=$(json_field "$T/r.json" before.excess_runs)
+	ex1=$(json_field "$T/r.json" after.excess_runs)
+	echo "excess runs: $ex0 -> $ex1"
+	[ "$ex0" -gt 20 ]
+	[ "$ex1" -lt "$ex0" ]
+	# the report's after-figures are e3fsck's
+	run e3fsck -fn --layout --json "$T/img"
+	assert_status 0
+	[ "$(json_field "$T/r.json" files_moved)" -gt 3 ]
+	[ "$(json_field "$T/r.json" blocks_moved)" -gt 1000 ]
+	# the hard link still shares its inode, the xattrs are there
+	run debugfs -R "stat /sub/b2link" "$T/img"
+	assert_output_has "Links: 2"
+	run debugfs -R "ea_list /b3" "$T/img"
+	assert_output_has "user.colour"
+}
+
+@test "e3defrag: a second run finds nothing to do" {
+	make_frag "$T/img"
+	run e3defrag "$T/img"
+	assert_status 0
+	run e3defrag -v "$T/img"
+	assert_status 0
+	assert_output_has "0 files to defragment"
+	assert_fsck_clean "$T/img"
+}
+
+@test "e3defrag -n: the plan, the image's bytes unchanged" {
+	make_frag "$T/img"
+	sum0=$(sha256sum < "$T/img")
+	run e3defrag -n -v "$T/img"
+	assert_status 0
+	assert_output_has "would move"
+	assert_output_has "after (plan)"
+	[ "$(sha256sum < "$T/img")" = "$sum0" ]
+	run e3defrag -n --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	[ "$(json_field "$T/r.json" files_moved)" -gt 3 ]
+	[ "$(sha256sum < "$T/img")" = "$sum0" ]
+}
+
+@test "e3defrag: a crash at every write replays to a consistent image, every file intact" {
+	make_frag "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	step=${DEFRAG_SWEEP_STEP:-3}
+	n=1 kills=0 done=0
+	while [ $n -lt 5000 ]; do
+		cp --sparse=always "$T/img0" "$T/w"
+		E3_FAULT=kill:$n e3defrag -q "$T/w" >/dev/null 2>&1 && rc=0 || rc=$?
+		if [ $rc -eq 0 ]; then done=1; break; fi
+		if [ $rc -ne 137 ]; then echo "N=$n: exit $rc, not a kill" >&2; false; fi
+		kills=$((kills + 1))
+		# replay only: ours (e3fsck -p) and e2fsck's, by turns
+		if [ $((kills % 2)) -eq 0 ]; then
+			# exit 1: the replay was a fix
+			e3fsck -p "$T/w" >/dev/null 2>&1 && rc=0 || rc=$?
+			[ $rc -le 1 ] || { echo "N=$n: e3fsck -p exited $rc" >&2; false; }
+		else
+			e2fsck -E journal_only -y "$T/w" >/dev/null 2>&1 || true
+		fi
+		assert_fsck_clean "$T/w" || { echo "N=$n: not clean after replay" >&2; false; }
+		manifest "$T/w" "$T/mw" || { echo "N=$n: manifest" >&2; false; }
+		same_manifest "$T/m0" "$T/mw" || { echo "N=$n: files changed" >&2; false; }
+		n=$((n + step))
+	done
+	echo "kill points: $kills (every ${step}th write), completed at N=$n"
+	[ $done -eq 1 ]
+	[ $kills -ge 20 ]
+	# the completed run
+	assert_fsck_clean "$T/w"
+	manifest "$T/w" "$T/mw"
+	same_manifest "$T/m0" "$T/mw"
+}
+
+@test "e3defrag: EIO at a data write and at a commit: an error, the image consistent" {
+	make_frag "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	for n in 3 40; do
+		cp --sparse=always "$T/img0" "$T/w"
+		E3_FAULT=eio:$n run e3defrag -q "$T/w"
+		assert_status 8
+		assert_output_has "e3defrag: $T/w: "
+		e2fsck -E journal_only -y "$T/w" >/dev/null 2>&1 || true
+		assert_fsck_clean "$T/w"
+		manifest "$T/w" "$T/mw"
+		same_manifest "$T/m0" "$T/mw"
+	done
+}
+
+@test "e3defrag --max-time 0: stops before the first move (exit 32); a rerun finishes" {
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	before=$(noncontig "$T/img")
+	run e3defrag --max-time 0 "$T/img"
+	assert_status 32
+	assert_output_has "interrupted"
+	assert_fsck_clean "$T/img"
+	[ "$(noncontig "$T/img")" = "$before" ]
+	run e3defrag --max-time 60 "$T/img"
+	assert_status 0
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	[ "$(noncontig "$T/img")" != "$before" ]
+}
+
+@test "e3defrag: SIGTERM stops at a boundary with exit 32, or the run had finished" {
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	e3defrag -q "$T/img" & pid=$!
+	sleep 0.1	# past the handler's installation
+	kill -TERM $pid 2>/dev/null || true
+	wait $pid && rc=0 || rc=$?
+	echo "exit $rc"
+	[ $rc -eq 32 ] || [ $rc -eq 0 ]
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	run e3defrag -q "$T/img"
+	assert_status 0
+}
+
+@test "e3defrag PATH: only the named files move" {
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	for f in /b1 /b2 /b4 /b5 /b6 /; do
+		blocks_of "$T/img" "$f" > "$T/before.$(basename "$f" | tr / r)"
+	done
+	run e3defrag -v "$T/img" /b3
+	assert_status 0
+	assert_output_has "moved /b3"
+	for f in /b1 /b2 /b4 /b5 /b6 /; do
+		blocks_of "$T/img" "$f" | diff "$T/before.$(basename "$f" | tr / r)" - >&2
+	done
+	run e3defrag -v "$T/img" /b3
+	assert_output_has "0 files to defragment"
+	run e3defrag "$T/img" /no/such
+	assert_status 8
+	assert_output_has "path is not in the image"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+}
+
+@test "e3defrag: a full image leaves its files as they are (exit 1, each counted)" {
+	make_frag "$T/img"
+	# fill every free block but a few scattered ones
+	free=$(dumpe2fs -h "$T/img" 2>/dev/null | awk -F: '/^Free blocks/ {print $2+0}')
+	head -c $(( (free - 400) * 1024 )) /dev/urandom > "$T/filler"
+	e3cp --quiet "$T/filler" "$T/img:/"
+	manifest "$T/img" "$T/m0"
+	run e3defrag -v "$T/img"
+	assert_status 1
+	assert_output_has "no free run of blocks"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+}
+
+@test "e3defrag: a mounted image is refused" {
+	require_root
+	make_frag "$T/img"
+	mkdir "$T/mnt"
+	mount -o loop,ro -t ext3 "$T/img" "$T/mnt" || skip "cannot loop-mount here"
+	run e3defrag "$T/img"
+	umount "$T/mnt"
+	assert_status 8
+	assert_output_has "mounted"
+	assert_fsck_clean "$T/img"
+}
+
+@test "e3defrag: an image another e3img process holds is refused" {
+	make_frag "$T/img"
+	flock -x "$T/img" sleep 3 & pid=$!
+	sleep 0.5
+	run e3defrag "$T/img"
+	kill $pid 2>/dev/null || true
+	wait $pid 2>/dev/null || true
+	assert_status 8
+	assert_output_has "in use by another e3img process"
+}
+
+@test "e3defrag: ext2 without a journal needs -f" {
+	make_src "$T/src"
+	mke2fs -q -t ext2 -b 1024 "$T/img" 32M
+	e3cp --quiet -j1 "$T/src/small" "$T/img:/"
+	for i in $(seq 1 2 200); do echo "rm /s$i"; done > "$T/rm.cmds"
+	debugfs -w -f "$T/rm.cmds" "$T/img" >/dev/null 2>&1
+	e3cp --quiet --alloc=none -j4 "$T/src/big" "$T/img:/"
+	sum0=$(sha256sum < "$T/img")
+	run e3defrag "$T/img"
+	assert_status 8
+	assert_output_has "no journal"
+	[ "$(sha256sum < "$T/img")" = "$sum0" ]
+	manifest "$T/img" "$T/m0"
+	run e3defrag -f "$T/img"
+	assert_status 0
+	run e2fsck -fn "$T/img"
+	assert_status 0
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+}
+
+@test "e3defrag: an image with errors is refused until checked" {
+	make_frag "$T/img"
+	debugfs -w -R "ssv state 3" "$T/img" >/dev/null 2>&1
+	sum0=$(sha256sum < "$T/img")
+	run e3defrag "$T/img"
+	assert_status 8
+	assert_output_has "run e3fsck first"
+	[ "$(sha256sum < "$T/img")" = "$sum0" ]
+}
+
+@test "e3defrag: a pending journal is replayed first" {
+	make_frag "$T/img"
+	mkdir "$T/more" && head -c 5000 /dev/urandom > "$T/more/late"
+	E3_FAULT=stop-after-commit:1 e3cp --quiet "$T/more" "$T/img:/" || true
+	dumpe2fs -h "$T/img" 2>/dev/null | grep -q needs_recovery
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	[ "$(json_field "$T/r.json" replayed)" = True ]
+	assert_fsck_clean "$T/img"
+}
+
+@test "e3defrag: usage errors exit 16" {
+	run e3defrag
+	assert_status 16
+	run e3defrag --min-runs 1 "$T/img"
+	assert_status 16
+	run e3defrag --max-time soon "$T/img"
+	assert_status 16
+	run e3defrag "$T/img" relative/path
+	assert_status 16
+	assert_output_has "absolute"
+	run e3defrag --bogus "$T/img"
+	assert_status 16
+}
