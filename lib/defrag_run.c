@@ -111,6 +111,19 @@ static void account(struct df_ctx *c, const struct df_cand *cd,
 		st->noncontig_fixed++;
 }
 
+static errcode_t maybe_commit(struct df_ctx *c)
+{
+	errcode_t err;
+
+	if (c->o->dry_run || !c->img->journal || !c->o->commit_every ||
+	    c->rep->st.files_moved % c->o->commit_every)
+		return 0;
+	e3_fs_lock(c->img);
+	err = e3_journal_commit(c->img->journal, 0);
+	e3_fs_unlock(c->img);
+	return err;
+}
+
 static errcode_t move_all(struct df_ctx *c)
 {
 	enum df_outcome out;
@@ -130,6 +143,8 @@ static errcode_t move_all(struct df_ctx *c)
 		if (err)
 			break;
 		account(c, cd, out, runs_after);
+		if (out == DF_MOVED && (err = maybe_commit(c)))
+			break;
 		emit(c, out == DF_MOVED ? (c->o->dry_run ? E3_DF_PLANNED :
 					   E3_DF_MOVED) : E3_DF_SKIPPED,
 		     cd, why, runs_after);

@@ -74,6 +74,10 @@ struct e3_defrag_opts {
 					   these files and directory trees */
 	size_t npaths;
 	double max_time;		/* seconds; < 0: no limit */
+	/* commit after every N files moved; 0: when the journal's own
+	 * policy says (a quarter of the log, or the commit interval). Crash
+	 * tests set 1 so that kills land between many transactions. */
+	unsigned commit_every;
 	/* set (e.g. by a signal handler) to stop at the next boundary */
 	volatile sig_atomic_t *stop;
 	void (*event)(void *ctx, const struct e3_defrag_event *ev);

@@ -358,6 +358,7 @@ int main(int argc, char **argv)
 {
 	struct args a;
 	struct e3_defrag_report r;
+	uint64_t every;
 	errcode_t err;
 	int code;
 
@@ -370,6 +371,10 @@ int main(int argc, char **argv)
 	a.o.event = on_event;
 	a.o.event_ctx = &a;
 	a.o.stop = &stop_flag;
+	/* for crash tests: a commit after every N files moved */
+	if (getenv("E3_DEFRAG_COMMIT_EVERY") &&
+	    !parse_uint(getenv("E3_DEFRAG_COMMIT_EVERY"), 0, UINT32_MAX, &every))
+		a.o.commit_every = (unsigned)every;
 	catch_signals();
 	err = e3_defrag_image(a.image, &a.o, &r);
 	if (a.bar_shown)

@@ -159,37 +159,50 @@ blocks_of() {
 	[ "$(sha256sum < "$T/img")" = "$sum0" ]
 }
 
-@test "e3defrag: a crash at every write replays to a consistent image, every file intact" {
-	make_frag "$T/img0"
-	manifest "$T/img0" "$T/m0"
-	step=${DEFRAG_SWEEP_STEP:-3}
-	n=1 kills=0 done=0
+# sweep FIRST STEP: E3_FAULT=kill:N for N = FIRST, FIRST+STEP, ... until
+# the run completes; after each kill a replay only (ours, e3fsck -p, and
+# e2fsck's journal_only by turns), then e2fsck -fn clean, the journal
+# empty and every file and inode as before. Sets kills.
+sweep() {
+	local n=$1 step=$2 rc done=0
+	kills=0
 	while [ $n -lt 5000 ]; do
 		cp --sparse=always "$T/img0" "$T/w"
 		E3_FAULT=kill:$n e3defrag -q "$T/w" >/dev/null 2>&1 && rc=0 || rc=$?
 		if [ $rc -eq 0 ]; then done=1; break; fi
-		if [ $rc -ne 137 ]; then echo "N=$n: exit $rc, not a kill" >&2; false; fi
+		[ $rc -eq 137 ] || { echo "N=$n: exit $rc, not a kill" >&2; return 1; }
 		kills=$((kills + 1))
-		# replay only: ours (e3fsck -p) and e2fsck's, by turns
 		if [ $((kills % 2)) -eq 0 ]; then
 			# exit 1: the replay was a fix
 			e3fsck -p "$T/w" >/dev/null 2>&1 && rc=0 || rc=$?
-			[ $rc -le 1 ] || { echo "N=$n: e3fsck -p exited $rc" >&2; false; }
+			[ $rc -le 1 ] || { echo "N=$n: e3fsck -p exited $rc" >&2; return 1; }
 		else
-			e2fsck -E journal_only -y "$T/w" >/dev/null 2>&1 || true
+			e2fsck -E journal_only -y "$T/w" >/dev/null 2>&1
 		fi
-		assert_fsck_clean "$T/w" || { echo "N=$n: not clean after replay" >&2; false; }
-		manifest "$T/w" "$T/mw" || { echo "N=$n: manifest" >&2; false; }
-		same_manifest "$T/m0" "$T/mw" || { echo "N=$n: files changed" >&2; false; }
+		assert_fsck_clean "$T/w" || { echo "N=$n: not clean after replay" >&2; return 1; }
+		manifest "$T/w" "$T/mw" || { echo "N=$n: manifest" >&2; return 1; }
+		same_manifest "$T/m0" "$T/mw" || { echo "N=$n: files changed" >&2; return 1; }
 		n=$((n + step))
 	done
-	echo "kill points: $kills (every ${step}th write), completed at N=$n"
-	[ $done -eq 1 ]
-	[ $kills -ge 20 ]
-	# the completed run
-	assert_fsck_clean "$T/w"
-	manifest "$T/w" "$T/mw"
-	same_manifest "$T/m0" "$T/mw"
+	echo "kill points: $kills (every ${step}th write from $1), completed at N=$n"
+	[ $done -eq 1 ] || return 1
+	assert_fsck_clean "$T/w" || return 1
+	manifest "$T/w" "$T/mw" || return 1
+	same_manifest "$T/m0" "$T/mw" || return 1
+}
+
+@test "e3defrag: a kill at every 3rd write replays to a consistent image, every file intact" {
+	make_frag "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	sweep 1 3
+	[ $kills -ge 40 ]
+}
+
+@test "e3defrag: the same with a commit after every file (kills between many transactions)" {
+	make_frag "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	E3_DEFRAG_COMMIT_EVERY=1 sweep 2 3
+	[ $kills -ge 40 ]
 }
 
 @test "e3defrag: EIO at a data write and at a commit: an error, the image consistent" {
