@@ -63,7 +63,12 @@ int df_wants(const struct df_ctx *c, uint64_t blocks, uint32_t runs,
 errcode_t df_plan(struct df_ctx *c);
 
 /* defrag_move.c */
-enum df_outcome { DF_MOVED, DF_SKIPPED };
+enum df_outcome {
+	DF_MOVED,		/* (dry run: would move) */
+	DF_SKIPPED,		/* left fragmented; why says why */
+	DF_UNCHANGED,		/* not fragmented after all: nothing to do */
+};
+#define DF_WHY_FINE ((errcode_t)-1)	/* plan_one: DF_UNCHANGED */
 /* Moves one candidate (or, dry run, books its target and reports what
  * would happen). A returned error ends the run: the running transaction
  * has been poisoned when it held part of this move. */

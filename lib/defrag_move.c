@@ -489,10 +489,11 @@ static errcode_t plan_one(struct df_move *mv, errcode_t *why)
 	*why = 0;
 	if ((err = read_file(mv)))
 		return err;
-	/* the map the planner saw, still fragmented */
+	/* the map the planner saw, still fragmented (a candidate met
+	 * twice, say, is not) */
 	if (!df_wants(mv->c, mv->old.ndata + mv->old.nmeta, mv->old.runs,
 		      mv->old.groups ? mv->old.groups : 1))
-		return *why = E3_DEFRAG_NO_ROOM, 0;
+		return *why = DF_WHY_FINE, 0;
 	if ((err = count_layout(mv, &mv->total)))
 		return err;
 	/* i_blocks stays as it is only if the new map has as many blocks */
@@ -534,7 +535,11 @@ errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_outcome *out,
 		goto done;
 	}
 done:
-	if (!err && !*why) {
+	if (*why == DF_WHY_FINE) {
+		*out = DF_UNCHANGED;
+		*why = 0;
+	}
+	if (!err && !*why && *out != DF_UNCHANGED) {
 		*out = DF_MOVED;
 		*runs_after = mv.new_runs;
 		cd->runs = mv.old.runs;

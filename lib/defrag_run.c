@@ -97,6 +97,8 @@ static void account(struct df_ctx *c, const struct df_cand *cd,
 	struct e3_defrag_stats *st = &c->rep->st;
 
 	st->files_done++;
+	if (out == DF_UNCHANGED)
+		return;
 	if (out != DF_MOVED) {
 		st->files_skipped++;
 		return;
@@ -145,9 +147,10 @@ static errcode_t move_all(struct df_ctx *c)
 		account(c, cd, out, runs_after);
 		if (out == DF_MOVED && (err = maybe_commit(c)))
 			break;
-		emit(c, out == DF_MOVED ? (c->o->dry_run ? E3_DF_PLANNED :
-					   E3_DF_MOVED) : E3_DF_SKIPPED,
-		     cd, why, runs_after);
+		if (out != DF_UNCHANGED)
+			emit(c, out == DF_MOVED ? (c->o->dry_run ?
+				E3_DF_PLANNED : E3_DF_MOVED) : E3_DF_SKIPPED,
+			     cd, why, runs_after);
 		progress(c, 0);
 	}
 	progress(c, 1);

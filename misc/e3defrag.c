@@ -34,6 +34,7 @@ struct args {
 	char *files_buf;
 	size_t files_len;
 	int nfiles;
+	uint64_t sigint_after;		/* E3_DEFRAG_SIGINT_AFTER */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -213,6 +214,10 @@ static void on_event(void *ctx, const struct e3_defrag_event *ev)
 	case E3_DF_PLANNED:
 		if (a->verbose)
 			file_line(a, ev);
+		/* for tests: a real SIGINT, through the handler, after the
+		 * N-th file */
+		if (a->sigint_after && ev->st->files_done == a->sigint_after)
+			raise(SIGINT);
 		break;
 	}
 }
@@ -371,6 +376,9 @@ int main(int argc, char **argv)
 	a.o.event = on_event;
 	a.o.event_ctx = &a;
 	a.o.stop = &stop_flag;
+	if (getenv("E3_DEFRAG_SIGINT_AFTER"))
+		(void)parse_uint(getenv("E3_DEFRAG_SIGINT_AFTER"), 1, UINT64_MAX,
+				 &a.sigint_after);
 	/* for crash tests: a commit after every N files moved */
 	if (getenv("E3_DEFRAG_COMMIT_EVERY") &&
 	    !parse_uint(getenv("E3_DEFRAG_COMMIT_EVERY"), 0, UINT32_MAX, &every))

@@ -253,6 +253,29 @@ sweep() {
 	assert_status 0
 }
 
+@test "e3defrag: SIGINT after the 2nd file: exit 32, those moves committed, a rerun finishes" {
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	E3_DEFRAG_SIGINT_AFTER=2 run e3defrag --json "$T/img"
+	assert_status 32
+	printf '%s\n' "$output" > "$T/r.json"
+	[ "$(json_field "$T/r.json" interrupted)" = True ]
+	[ "$(json_field "$T/r.json" files_moved)" -eq 2 ]
+	planned=$(json_field "$T/r.json" files_planned)
+	[ "$planned" -gt 3 ]
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	# the two moved stay moved: the rerun plans the rest
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r2.json"
+	[ "$(json_field "$T/r2.json" files_planned)" -eq $((planned - 2)) ]
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m2"
+	same_manifest "$T/m0" "$T/m2"
+}
+
 @test "e3defrag PATH: only the named files move" {
 	make_frag "$T/img"
 	manifest "$T/img" "$T/m0"
