@@ -134,6 +134,51 @@ blocks_of() {
 	assert_output_has "user.colour"
 }
 
+@test "e3defrag: a sparse file reaching TIND: holes stay holes, i_blocks the same, one run" {
+	mke2fs -q -F -t ext3 -b 1024 "$T/img" 100M
+	head -c 4096 /dev/urandom > "$T/s"
+	head -c 150000 /dev/urandom > "$T/sp"
+	truncate -s 70000000 "$T/sp"	# past 12 + 256 + 256^2 KiB: TIND
+	head -c 300000 /dev/urandom >> "$T/sp"
+	# debugfs fills the holes between the small files first
+	{ for i in $(seq 0 99); do echo "write $T/s s$i"; done
+	  for i in $(seq 1 2 99); do echo "rm s$i"; done
+	  echo "write $T/sp sp"; } > "$T/cmds"
+	debugfs -w -f "$T/cmds" "$T/img" >/dev/null 2>&1
+	run debugfs -R "stat /sp" "$T/img"
+	assert_output_has "(TIND)"
+	bc0=$(grep -o 'Blockcount: [0-9]*' <<<"$output")
+	runs0=$(blocks_of "$T/img" /sp | tr ',' '\n' | wc -l)
+	[ "$runs0" -gt 30 ]
+	run e3defrag -v "$T/img"
+	assert_status 0
+	assert_output_has "moved /sp"
+	assert_fsck_clean "$T/img"
+	debugfs -R "cat /sp" "$T/img" 2>/dev/null | cmp - "$T/sp"
+	run debugfs -R "stat /sp" "$T/img"
+	[ "$(grep -o 'Blockcount: [0-9]*' <<<"$output")" = "$bc0" ]
+	# one physical run: the pieces of the map follow each other
+	blocks_of "$T/img" /sp | tr ',' '\n' | sed -n 's/.*:\([0-9]*\)-\{0,1\}\([0-9]*\)$/\1 \2/p' |
+		awk '{ s = $1; e = ($2 == "" ? $1 : $2)
+		       if (NR > 1 && s != prev + 1) { print "break before " s; bad = 1 }
+		       prev = e } END { exit bad }'
+}
+
+@test "e3defrag: the kernel reads every file back (read-only loop mount)" {
+	require_root
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	run e3defrag "$T/img"
+	assert_status 0
+	mkdir "$T/mnt"
+	mount -o loop,ro -t ext3 "$T/img" "$T/mnt" || skip "cannot loop-mount here"
+	(cd "$T/mnt" && find . -type f ! -path './lost+found*' -print0 | sort -z |
+		xargs -0 sha256sum) > "$T/kernel.sha"
+	umount "$T/mnt"
+	diff "$T/m0.sha" "$T/kernel.sha" >&2
+	assert_fsck_clean "$T/img"
+}
+
 @test "e3defrag: a second run finds nothing to do" {
 	make_frag "$T/img"
 	run e3defrag "$T/img"
