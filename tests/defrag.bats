@@ -53,9 +53,9 @@ make_src() {
 # make_frag IMG: a 32 MiB ext3 image whose big files sit in the holes
 # left by deleted small files.
 make_frag() {
-	local img=$1 i
+	local img=$1 bs=${2:-1024} i
 	make_src "$T/src" || return 1
-	e3mkfs -q -F "$img" 32M || return 1
+	e3mkfs -q -F -b "$bs" "$img" 32M || return 1
 	e3cp --quiet -j1 "$T/src/small" "$img:/" || return 1
 	for i in $(seq 1 2 200); do echo "rm /s$i"; done > "$T/rm.cmds"
 	debugfs -w -f "$T/rm.cmds" "$img" >/dev/null 2>&1 || return 1
@@ -179,6 +179,22 @@ blocks_of() {
 	assert_fsck_clean "$T/img"
 }
 
+@test "e3defrag: 4 KiB blocks: contents and inodes kept, fragmentation down" {
+	make_frag "$T/img" 4096
+	manifest "$T/img" "$T/m0"
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	ex0=$(json_field "$T/r.json" before.excess_runs)
+	ex1=$(json_field "$T/r.json" after.excess_runs)
+	echo "excess runs: $ex0 -> $ex1"
+	[ "$ex0" -gt 0 ]
+	[ "$ex1" -lt "$ex0" ]
+}
+
 @test "e3defrag: a second run finds nothing to do" {
 	make_frag "$T/img"
 	run e3defrag "$T/img"
@@ -250,12 +266,12 @@ sweep() {
 	[ $kills -ge 40 ]
 }
 
-@test "e3defrag: EIO at a data write and at a commit: an error, the image consistent" {
+@test "e3defrag: EIO and ENOSPC at a data write and at a commit: an error, the image consistent" {
 	make_frag "$T/img0"
 	manifest "$T/img0" "$T/m0"
-	for n in 3 40; do
+	for f in eio:3 eio:40 enospc:5 enospc:60; do
 		cp --sparse=always "$T/img0" "$T/w"
-		E3_FAULT=eio:$n run e3defrag -q "$T/w"
+		E3_FAULT=$f run e3defrag -q "$T/w"
 		assert_status 8
 		assert_output_has "e3defrag: $T/w: "
 		e2fsck -E journal_only -y "$T/w" >/dev/null 2>&1 || true
@@ -422,6 +438,25 @@ sweep() {
 	printf '%s\n' "$output" > "$T/r.json"
 	[ "$(json_field "$T/r.json" replayed)" = True ]
 	assert_fsck_clean "$T/img"
+}
+
+@test "e3defrag: ext4 features and read-only images are refused" {
+	mke2fs -q -F -t ext4 "$T/ext4.img" 32M
+	run e3defrag "$T/ext4.img"
+	assert_status 8
+	assert_output_has "e3defrag: $T/ext4.img: "
+	assert_output_has "feature"
+	make_frag "$T/img"
+	sum0=$(sha256sum < "$T/img")
+	chmod 444 "$T/img"
+	if [ "$(id -u)" -eq 0 ]; then
+		chattr +i "$T/img" 2>/dev/null || skip "cannot make the image immutable here"
+	fi
+	run e3defrag "$T/img"
+	chattr -i "$T/img" 2>/dev/null || true
+	assert_status 8
+	assert_output_has "read-only"
+	[ "$(sha256sum < "$T/img")" = "$sum0" ]
 }
 
 @test "e3defrag: usage errors exit 16" {
