@@ -19,6 +19,8 @@ struct df_cand {
 	uint64_t blocks;		/* data + indirect, e2fsck's sequence */
 	uint32_t runs, groups;		/* in e2fsck's block order */
 	int ordered;			/* placed in the move order */
+	int left;			/* left fragmented for want of room */
+	blk64_t goal;			/* DF_COMPACT: the hole to move into */
 };
 
 /* One block map in e2fsck's order, as the mover needs it. */
@@ -45,6 +47,9 @@ struct df_ctx {
 	unsigned char *buf;		/* data copy buffer, DF_COPY bytes */
 	double t0;			/* monotonic start of the moves */
 	double last_progress;
+	uint64_t moves;			/* moves made (commit_every) */
+	unsigned char *emptying;	/* per group: being emptied
+					   (defrag_compact.c), or NULL */
 };
 
 #define DF_COPY (1u << 20)		/* bytes per pread/pwrite */
@@ -69,10 +74,31 @@ enum df_outcome {
 	DF_UNCHANGED,		/* not fragmented after all: nothing to do */
 };
 #define DF_WHY_FINE ((errcode_t)-1)	/* plan_one: DF_UNCHANGED */
+enum df_mode {
+	DF_FIX,			/* a fragmented file into fewer runs */
+	DF_COMPACT,		/* a contiguous file out of a group being
+				   emptied, into the free extent at cd->goal
+				   (defrag_compact.c) */
+};
 /* Moves one candidate (or, dry run, books its target and reports what
  * would happen). A returned error ends the run: the running transaction
  * has been poisoned when it held part of this move. */
-errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_outcome *out,
-		  errcode_t *why, uint32_t *runs_after);
+errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_mode mode,
+		  enum df_outcome *out, errcode_t *why, uint32_t *runs_after);
+
+/* defrag_plan.c: a file the defragmenter may move at all */
+int df_movable(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *in);
+
+/* defrag_compact.c: after the fragmented files, the groups whose free
+ * space is in the most pieces are emptied of their contiguous small
+ * files into the large free extents elsewhere, so free space gathers
+ * into a few large extents; then the files left for want of room are
+ * tried again (defrag_run.c). */
+errcode_t df_compact(struct df_ctx *c);
+
+/* defrag_run.c, for both passes */
+int df_should_stop(const struct df_ctx *c);
+void df_progress(struct df_ctx *c, int force);
+errcode_t df_maybe_commit(struct df_ctx *c);
 
 #endif

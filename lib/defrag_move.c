@@ -59,6 +59,8 @@ struct df_ind {
 struct df_move {
 	struct df_ctx *c;
 	struct df_cand *cd;
+	enum df_mode mode;
+	blk64_t old_lo;			/* the file's lowest block now */
 	struct ext2_inode_large inode;
 	int isize;
 	struct df_map old;
@@ -195,29 +197,47 @@ static void target_shape(struct df_move *mv)
 
 /* Books the target; E3_DEFRAG_NO_ROOM (nothing booked) when free space
  * gives no layout with fewer runs than the file has. */
+/* Whether the booked target is a move worth making: fewer runs (DF_FIX),
+ * or one run outside the groups being emptied (DF_COMPACT). */
+static int target_ok(const struct df_move *mv)
+{
+	const struct df_ctx *c = mv->c;
+
+	if (mv->got < mv->total)
+		return 0;
+	if (mv->mode == DF_COMPACT)
+		return mv->nruns == 1 && c->emptying &&
+		       !c->emptying[ext2fs_group_of_blk2(c->fs, mv->runs[0].start)] &&
+		       !c->emptying[ext2fs_group_of_blk2(c->fs, mv->runs[0].start +
+							    mv->total - 1)];
+	return mv->nruns < mv->old.runs;
+}
+
 static errcode_t book_target(struct df_move *mv)
 {
 	struct e3_alloc *a = mv->c->alloc;
 	struct e3_rsv r;
-	blk64_t start, got;
+	blk64_t start, got, goal;
 	errcode_t err = 0;
 
 	e3_rsv_init(a, &r, mv->cd->ino, mv->total, 0);
-	(void)e3_rsv_book(a, &r, e3_rsv_goal(a, &r));	/* full: windowless */
+	/* compaction: the free extent chosen for it */
+	goal = mv->mode == DF_COMPACT && mv->cd->goal ? mv->cd->goal :
+	       e3_rsv_goal(a, &r);
+	(void)e3_rsv_book(a, &r, goal);	/* full: windowless */
 	while (mv->got < mv->total) {
-		err = e3_alloc_blocks(a, &r, e3_rsv_goal(a, &r),
+		err = e3_alloc_blocks(a, &r, mv->got ? e3_rsv_goal(a, &r) : goal,
 				      mv->total - mv->got, &start, &got);
 		if (err)
 			break;
 		if ((err = add_run(mv, start, got)))
 			break;
 		/* no better than now: stop asking */
-		if (mv->nruns >= mv->old.runs)
+		if (mv->nruns >= mv->old.runs + (mv->mode == DF_COMPACT))
 			break;
 	}
 	e3_rsv_discard(a, &r);
-	if (err == E3_IMAGE_FULL || (!err && (mv->got < mv->total ||
-					     mv->nruns >= mv->old.runs)))
+	if (err == E3_IMAGE_FULL || (!err && !target_ok(mv)))
 		err = E3_DEFRAG_NO_ROOM;
 	if (err)
 		unclaim_target(mv);
@@ -482,6 +502,19 @@ static errcode_t switch_map(struct df_move *mv)
 
 /* ---- one file ----------------------------------------------------------- */
 
+static blk64_t lowest(const struct df_map *m)
+{
+	blk64_t lo = m->ndata ? m->pblk[0] : m->meta[0];
+
+	for (size_t i = 0; i < m->ndata; i++)
+		if (m->pblk[i] < lo)
+			lo = m->pblk[i];
+	for (size_t i = 0; i < m->nmeta; i++)
+		if (m->meta[i] < lo)
+			lo = m->meta[i];
+	return lo;
+}
+
 static errcode_t plan_one(struct df_move *mv, errcode_t *why)
 {
 	errcode_t err;
@@ -490,10 +523,16 @@ static errcode_t plan_one(struct df_move *mv, errcode_t *why)
 	if ((err = read_file(mv)))
 		return err;
 	/* the map the planner saw, still fragmented (a candidate met
-	 * twice, say, is not) */
-	if (!df_wants(mv->c, mv->old.ndata + mv->old.nmeta, mv->old.runs,
+	 * twice, say, is not); or for compaction, contiguous and small */
+	if (mv->mode == DF_FIX &&
+	    !df_wants(mv->c, mv->old.ndata + mv->old.nmeta, mv->old.runs,
 		      mv->old.groups ? mv->old.groups : 1))
 		return *why = DF_WHY_FINE, 0;
+	if (mv->mode == DF_COMPACT &&
+	    (mv->old.runs != 1 || mv->old.ndata + mv->old.nmeta >=
+				  mv->c->fs->super->s_blocks_per_group))
+		return *why = DF_WHY_FINE, 0;
+	mv->old_lo = lowest(&mv->old);
 	if ((err = count_layout(mv, &mv->total)))
 		return err;
 	/* i_blocks stays as it is only if the new map has as many blocks */
@@ -509,8 +548,8 @@ static errcode_t plan_one(struct df_move *mv, errcode_t *why)
 	return err;
 }
 
-errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_outcome *out,
-		  errcode_t *why, uint32_t *runs_after)
+errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_mode mode,
+		  enum df_outcome *out, errcode_t *why, uint32_t *runs_after)
 {
 	struct df_move mv;
 	errcode_t err;
@@ -518,6 +557,7 @@ errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_outcome *out,
 	memset(&mv, 0, sizeof(mv));
 	mv.c = c;
 	mv.cd = cd;
+	mv.mode = mode;
 	*out = DF_SKIPPED;
 	*runs_after = 0;
 	err = plan_one(&mv, why);

@@ -151,7 +151,7 @@ int df_wants(const struct df_ctx *c, uint64_t blocks, uint32_t runs,
 
 /* ---- the inode scan ---------------------------------------------------- */
 
-static int movable(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *in)
+int df_movable(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *in)
 {
 	if (!in->i_links_count || in->i_dtime)
 		return 0;
@@ -198,7 +198,7 @@ static errcode_t scan_inodes(struct df_ctx *c)
 		err = ext2fs_get_next_inode(scan, &ino, &inode);
 		if (err || !ino)
 			break;
-		if (!movable(c->fs, ino, &inode))
+		if (!df_movable(c->fs, ino, &inode))
 			continue;
 		err = df_map_read(c, ino, &m);
 		if (err)

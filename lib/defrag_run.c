@@ -74,7 +74,7 @@ static void emit(struct df_ctx *c, enum e3_defrag_event_kind kind,
 	free(path);
 }
 
-static void progress(struct df_ctx *c, int force)
+void df_progress(struct df_ctx *c, int force)
 {
 	double now = df_now();
 
@@ -84,24 +84,31 @@ static void progress(struct df_ctx *c, int force)
 	emit(c, E3_DF_PROGRESS, NULL, 0, 0);
 }
 
-static int should_stop(const struct df_ctx *c)
+int df_should_stop(const struct df_ctx *c)
 {
 	if (c->o->stop && *c->o->stop)
 		return 1;
 	return c->o->max_time >= 0 && df_now() - c->t0 >= c->o->max_time;
 }
 
-static void account(struct df_ctx *c, const struct df_cand *cd,
-		    enum df_outcome out, uint32_t runs_after)
+static void account(struct df_ctx *c, struct df_cand *cd,
+		    enum df_outcome out, uint32_t runs_after, int retry)
 {
 	struct e3_defrag_stats *st = &c->rep->st;
 
-	st->files_done++;
-	if (out == DF_UNCHANGED)
+	if (!retry)
+		st->files_done++;
+	if (out == DF_UNCHANGED || (retry && out != DF_MOVED))
 		return;
 	if (out != DF_MOVED) {
 		st->files_skipped++;
+		cd->left = 1;
 		return;
+	}
+	if (retry) {
+		st->files_skipped--;
+		st->files_retried++;
+		cd->left = 0;
 	}
 	st->files_moved++;
 	st->blocks_moved += cd->blocks;
@@ -113,12 +120,13 @@ static void account(struct df_ctx *c, const struct df_cand *cd,
 		st->noncontig_fixed++;
 }
 
-static errcode_t maybe_commit(struct df_ctx *c)
+errcode_t df_maybe_commit(struct df_ctx *c)
 {
 	errcode_t err;
 
+	c->moves++;
 	if (c->o->dry_run || !c->img->journal || !c->o->commit_every ||
-	    c->rep->st.files_moved % c->o->commit_every)
+	    c->moves % c->o->commit_every)
 		return 0;
 	e3_fs_lock(c->img);
 	err = e3_journal_commit(c->img->journal, 0);
@@ -126,34 +134,53 @@ static errcode_t maybe_commit(struct df_ctx *c)
 	return err;
 }
 
-static errcode_t move_all(struct df_ctx *c)
+/* The fragmented files in plan order; retry: only those left for want
+ * of room, after the compaction made some. */
+static errcode_t fix_pass(struct df_ctx *c, int retry)
 {
 	enum df_outcome out;
 	errcode_t err = 0, why;
 	uint32_t runs_after;
 
-	c->t0 = df_now();
-	progress(c, 1);
 	for (size_t i = 0; i < c->norder; i++) {
 		struct df_cand *cd = &c->cand[c->order[i]];
 
-		if (should_stop(c)) {
+		if (retry && !cd->left)
+			continue;
+		if (df_should_stop(c)) {
 			c->rep->interrupted = 1;
 			break;
 		}
-		err = df_move(c, cd, &out, &why, &runs_after);
+		err = df_move(c, cd, DF_FIX, &out, &why, &runs_after);
 		if (err)
 			break;
-		account(c, cd, out, runs_after);
-		if (out == DF_MOVED && (err = maybe_commit(c)))
+		account(c, cd, out, runs_after, retry);
+		if (out == DF_MOVED && (err = df_maybe_commit(c)))
 			break;
-		if (out != DF_UNCHANGED)
+		if (out != DF_UNCHANGED && !(retry && out != DF_MOVED))
 			emit(c, out == DF_MOVED ? (c->o->dry_run ?
 				E3_DF_PLANNED : E3_DF_MOVED) : E3_DF_SKIPPED,
 			     cd, why, runs_after);
-		progress(c, 0);
+		df_progress(c, 0);
 	}
-	progress(c, 1);
+	return err;
+}
+
+static errcode_t move_all(struct df_ctx *c)
+{
+	const struct e3_defrag_opts *o = c->o;
+	errcode_t err;
+
+	c->t0 = df_now();
+	df_progress(c, 1);
+	err = fix_pass(c, 0);
+	if (!err && !c->rep->interrupted && !o->dry_run && o->compact &&
+	    !(o->paths && o->npaths)) {
+		err = df_compact(c);
+		if (!err && !c->rep->interrupted && c->rep->st.files_skipped)
+			err = fix_pass(c, 1);
+	}
+	df_progress(c, 1);
 	c->rep->seconds = df_now() - c->t0;
 	return err;
 }

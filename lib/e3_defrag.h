@@ -50,6 +50,11 @@ struct e3_defrag_stats {
 	uint64_t runs_after;		/* ...before and after their move */
 	uint64_t noncontig_fixed;	/* of them, files e2fsck counted as
 					   non-contiguous and now does not */
+	uint64_t files_compacted;	/* contiguous files slid down into a
+					   hole to gather free space */
+	uint64_t blocks_compacted;	/* (counted in blocks_moved too) */
+	uint64_t files_retried;		/* left for want of room, then moved
+					   into space the compaction made */
 };
 
 struct e3_defrag_event {
@@ -67,6 +72,9 @@ struct e3_defrag_opts {
 					   read-only and never written */
 	int force;			/* defragment an image without a
 					   journal (not crash-safe) */
+	int compact;			/* after the moves, gather free space
+					   (defrag_compact.c; never in a dry
+					   run or for PATHs) */
 	unsigned min_runs;		/* 0: files with more runs than e2fsck
 					   or 1 + groups crossed allow; N >= 2:
 					   every file of at least N runs */

@@ -49,13 +49,15 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 "usage: %s [-n] [-v] [--json] [--progress|--quiet] [--max-time SECS]\n"
-"       [--min-runs N] [-f] IMAGE [PATH...]\n"
+"       [--min-runs N] [--compact] [-f] IMAGE [PATH...]\n"
 "  -n, --dry-run     plan only: predicted figures, the image untouched\n"
 "  -v, --verbose     list each file moved (runs before -> after) or left\n"
 "  --json            the report as JSON on stdout\n"
 "  --progress, -q, --quiet  progress bar on/off (default: on a terminal)\n"
 "  --max-time SECS   stop at the first transaction boundary after SECS\n"
 "  --min-runs N      move every file of at least N runs (N >= 2)\n"
+"  --compact         then gather free space: empty the groups whose free\n"
+"                    space is in the most pieces into large free extents\n"
 "  -f, --force       defragment an image without a journal (not crash-safe)\n"
 "  PATH              only these files and directory trees (absolute paths\n"
 "                    inside the image)\n"
@@ -64,7 +66,8 @@ static void usage(FILE *out)
 		tool_name());
 }
 
-enum { OPT_JSON = 256, OPT_PROGRESS, OPT_QUIET, OPT_MAX_TIME, OPT_MIN_RUNS };
+enum { OPT_JSON = 256, OPT_PROGRESS, OPT_QUIET, OPT_MAX_TIME, OPT_MIN_RUNS,
+       OPT_COMPACT };
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -78,6 +81,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 		{ "min-runs", required_argument, NULL, OPT_MIN_RUNS },
+		{ "compact", no_argument, NULL, OPT_COMPACT },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -92,6 +96,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'f': a->force = 1; break;
 		case 'h': usage(stdout); exit(EXIT_DONE);
 		case OPT_JSON: a->json = 1; break;
+		case OPT_COMPACT: a->o.compact = 1; break;
 		case OPT_PROGRESS: a->progress = 1; a->quiet = 0; break;
 		case 'q':
 		case OPT_QUIET: a->quiet = 1; a->progress = 0; break;
@@ -284,6 +289,11 @@ static void print_text(const struct args *a, const struct e3_defrag_report *r)
 	snprintf(x, sizeof(x), "%" PRIu64, b->free_max);
 	snprintf(y, sizeof(y), have ? "%" PRIu64 : "-", af->free_max);
 	text_row("largest free extent (blocks)", x, y);
+	if (st->files_compacted || st->files_retried)
+		printf("  free space gathered: %" PRIu64 " contiguous files (%"
+		       PRIu64 " blocks) moved out of holey groups; %" PRIu64 " files moved "
+		       "into the room made\n", st->files_compacted,
+		       st->blocks_compacted, st->files_retried);
 	printf("  blocks moved %" PRIu64 " in %.2f s\n", st->blocks_moved,
 	       r->seconds);
 }
@@ -330,10 +340,13 @@ static void print_json(struct args *a, const struct e3_defrag_report *r,
 	printf("  \"files_planned\": %" PRIu64 ", \"blocks_planned\": %" PRIu64
 	       ", \"files_moved\": %" PRIu64 ", \"files_left\": %" PRIu64
 	       ", \"blocks_moved\": %" PRIu64 ", \"runs_before\": %" PRIu64
-	       ", \"runs_after\": %" PRIu64 ", \"seconds\": %.3f,\n",
+	       ", \"runs_after\": %" PRIu64 ", \"files_compacted\": %" PRIu64
+	       ", \"blocks_compacted\": %" PRIu64 ", \"files_retried\": %" PRIu64
+	       ", \"seconds\": %.3f,\n",
 	       st->files_planned, st->blocks_planned, st->files_moved,
 	       st->files_skipped, st->blocks_moved, st->runs_before,
-	       st->runs_after, r->seconds);
+	       st->runs_after, st->files_compacted, st->blocks_compacted,
+	       st->files_retried, r->seconds);
 	if (a->files) {
 		fclose(a->files);
 		a->files = NULL;

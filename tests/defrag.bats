@@ -225,11 +225,12 @@ blocks_of() {
 # e2fsck's journal_only by turns), then e2fsck -fn clean, the journal
 # empty and every file and inode as before. Sets kills.
 sweep() {
-	local n=$1 step=$2 rc done=0
+	local n=$1 first=$1 step=$2 rc done=0
+	shift 2	# the rest: e3defrag options
 	kills=0
 	while [ $n -lt 5000 ]; do
 		cp --sparse=always "$T/img0" "$T/w"
-		E3_FAULT=kill:$n e3defrag -q "$T/w" >/dev/null 2>&1 && rc=0 || rc=$?
+		E3_FAULT=kill:$n e3defrag -q "$@" "$T/w" >/dev/null 2>&1 && rc=0 || rc=$?
 		if [ $rc -eq 0 ]; then done=1; break; fi
 		[ $rc -eq 137 ] || { echo "N=$n: exit $rc, not a kill" >&2; return 1; }
 		kills=$((kills + 1))
@@ -245,17 +246,17 @@ sweep() {
 		same_manifest "$T/m0" "$T/mw" || { echo "N=$n: files changed" >&2; return 1; }
 		n=$((n + step))
 	done
-	echo "kill points: $kills (every ${step}th write from $1), completed at N=$n"
+	echo "kill points: $kills (every ${step}th write from $first), completed at N=$n"
 	[ $done -eq 1 ] || return 1
 	assert_fsck_clean "$T/w" || return 1
 	manifest "$T/w" "$T/mw" || return 1
 	same_manifest "$T/m0" "$T/mw" || return 1
 }
 
-@test "e3defrag: a kill at every 3rd write replays to a consistent image, every file intact" {
+@test "e3defrag: a kill at every 7th write replays to a consistent image, every file intact" {
 	make_frag "$T/img0"
 	manifest "$T/img0" "$T/m0"
-	sweep 1 3
+	sweep 1 7
 	[ $kills -ge 40 ]
 }
 
@@ -264,6 +265,36 @@ sweep() {
 	manifest "$T/img0" "$T/m0"
 	E3_DEFRAG_COMMIT_EVERY=1 sweep 2 3
 	[ $kills -ge 40 ]
+}
+
+@test "e3defrag --compact: a kill at every 7th write, the compaction's moves included" {
+	make_frag "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	sweep 4 7 --compact
+	[ $kills -ge 40 ]
+}
+
+@test "e3defrag --compact: free space gathered into far fewer extents, files intact" {
+	make_frag "$T/img"
+	cp --sparse=always "$T/img" "$T/plain"
+	manifest "$T/img" "$T/m0"
+	run e3defrag --json "$T/plain"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/plain.json"
+	run e3defrag --compact --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	f0=$(json_field "$T/r.json" before.free_extents)
+	fp=$(json_field "$T/plain.json" after.free_extents)
+	fc=$(json_field "$T/r.json" after.free_extents)
+	echo "free extents: before $f0, moves only $fp, with --compact $fc"
+	[ "$fc" -lt $((fp / 4)) ]
+	[ "$fc" -le $((f0 * 2 + 4)) ]
+	[ "$(json_field "$T/r.json" files_compacted)" -gt 10 ]
+	[ "$(json_field "$T/r.json" after.excess_runs)" -eq 0 ]
 }
 
 @test "e3defrag: EIO and ENOSPC at a data write and at a commit: an error, the image consistent" {
