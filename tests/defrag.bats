@@ -253,10 +253,10 @@ sweep() {
 	same_manifest "$T/m0" "$T/mw" || return 1
 }
 
-@test "e3defrag: a kill at every 7th write replays to a consistent image, every file intact" {
+@test "e3defrag: a kill at every 3rd write replays to a consistent image, every file intact" {
 	make_frag "$T/img0"
 	manifest "$T/img0" "$T/m0"
-	sweep 1 7
+	sweep 1 3
 	[ $kills -ge 40 ]
 }
 
