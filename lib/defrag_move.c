@@ -14,8 +14,9 @@
  *      bookkeeping), the new indirect blocks kept in memory;
  *   4. copy the data: regular files with pread/pwrite on the image fd,
  *      outside fs_lock (ordered mode: the commit that makes these blocks
- *      reachable fsyncs them first); directories and symlinks are
- *      metadata to ext3 and go through the journal in step 5;
+ *      reachable fsyncs them first), then read both back and compare;
+ *      directories and symlinks are metadata to ext3 and go through the
+ *      journal in step 5;
  *   5. switch, in ONE journaled operation under fs_lock: new indirect
  *      blocks and directory blocks written (captured), i_block[] set,
  *      the new blocks marked in use, the old ones freed — the allocator's
@@ -371,6 +372,33 @@ static errcode_t copy_data(struct df_move *mv)
 	return 0;
 }
 
+/* The copy read back and compared with the original, chunk by chunk,
+ * before anything points at it: a wrong offset or a short write found
+ * here costs a run, not a file. (It reads what the kernel has, which is
+ * what a later read gets too.) */
+static errcode_t verify_data(struct df_move *mv)
+{
+	struct df_ctx *c = mv->c;
+	unsigned bs = c->fs->blocksize;
+	size_t max = DF_COPY / 2 / bs, n;
+	unsigned char *a = c->buf, *b = c->buf + DF_COPY / 2;
+	errcode_t err;
+
+	for (size_t i = 0; i < mv->old.ndata; i += n) {
+		n = chunk(mv, i, max);
+		err = full_io(0, c->img->fd, a, n * bs,
+			      (off_t)mv->old.pblk[i] * bs);
+		if (!err)
+			err = full_io(0, c->img->fd, b, n * bs,
+				      (off_t)mv->newp[i] * bs);
+		if (err)
+			return err;
+		if (memcmp(a, b, n * bs))
+			return E3_DEFRAG_VERIFY;
+	}
+	return 0;
+}
+
 /* ---- 5. the switch ------------------------------------------------------ */
 
 static int is_meta_data(const struct df_move *mv)
@@ -563,7 +591,8 @@ errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_mode mode,
 	err = plan_one(&mv, why);
 	if (err || *why || c->o->dry_run)
 		goto done;
-	if (!is_meta_data(&mv) && (err = copy_data(&mv))) {
+	if (!is_meta_data(&mv) &&
+	    ((err = copy_data(&mv)) || (err = verify_data(&mv)))) {
 		unclaim_target(&mv);
 		goto done;
 	}

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "e3img.h"
@@ -35,6 +36,7 @@ struct args {
 	size_t files_len;
 	int nfiles;
 	uint64_t sigint_after;		/* E3_DEFRAG_SIGINT_AFTER */
+	double t0;			/* first progress event */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -162,14 +164,36 @@ static void jstr(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* files done of planned, blocks moved, the rate, and an ETA from the
+ * planned blocks not moved yet (the fragmented files; --compact's moves
+ * come on top) */
 static void show_bar(struct args *a, const struct e3_defrag_stats *st)
 {
-	uint64_t pct = st->blocks_planned ?
-		100 * st->files_done / (st->files_planned ? st->files_planned : 1) : 100;
+	double t = now_s() - a->t0;
+	double rate = t > 0 ? st->blocks_moved / t : 0;
+	uint64_t left = st->blocks_planned > st->blocks_moved ?
+			st->blocks_planned - st->blocks_moved : 0;
+	uint64_t pct = st->files_planned ?
+		100 * st->files_done / st->files_planned : 100;
 
+	if (!a->t0) {
+		a->t0 = now_s();
+		return;
+	}
 	fprintf(stderr, "\r%s: %" PRIu64 "/%" PRIu64 " files (%" PRIu64
-		"%%), %" PRIu64 " blocks moved   ", tool_name(), st->files_done,
-		st->files_planned, pct, st->blocks_moved);
+		"%%), %" PRIu64 " blocks moved, %.0f blocks/s", tool_name(),
+		st->files_done, st->files_planned, pct, st->blocks_moved, rate);
+	if (rate > 0 && left)
+		fprintf(stderr, ", ETA %.0f s", left / rate);
+	fputs("   ", stderr);
 	a->bar_shown = 1;
 }
 
@@ -307,12 +331,22 @@ static void json_layout(FILE *out, const char *name, const struct e3_layout *l)
 		"\"runs_max\": %u, \"excess_runs\": %" PRIu64 ", "
 		"\"files_with_excess\": %u, \"excess_max\": %u, "
 		"\"free_blocks\": %" PRIu64 ", \"free_extents\": %" PRIu64 ", "
-		"\"free_largest\": %" PRIu64 "},\n", name,
+		"\"free_largest\": %" PRIu64 ",\n    \"free_histogram\": [", name,
 		l->noncontig_permille / 10, l->noncontig_permille % 10,
 		l->fragmented_files, l->fragmented_dirs, l->inodes_used,
 		l->files_with_blocks, l->total_runs, avg_runs(l), l->max_runs,
 		l->total_excess, l->files_with_excess, l->max_excess,
 		l->free_blocks, l->free_extents, l->free_max);
+	/* e3fsck's buckets: [2^i, 2^(i+1)) blocks, the ones with extents */
+	for (int i = 0, first = 1; i < E3_FREEFRAG_BUCKETS; i++)
+		if (l->hist_extents[i]) {
+			fprintf(out, "%s{\"from\": %" PRIu64 ", \"extents\": %"
+				PRIu64 ", \"blocks\": %" PRIu64 "}", first ? "" : ", ",
+				(uint64_t)1 << i, l->hist_extents[i],
+				l->hist_blocks[i]);
+			first = 0;
+		}
+	fprintf(out, "]},\n");
 }
 
 static void print_json(struct args *a, const struct e3_defrag_report *r,
