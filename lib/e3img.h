@@ -355,4 +355,5 @@ errcode_t e3_image_commit(e3_image_t *img);
 #include "e3_mkfs.h"
 #include "e3_check.h"
 #include "e3_inspect.h"
+#include "e3_defrag.h"
 #endif

@@ -1,0 +1,104 @@
+/*
+ * defrag_int.h: what the defragmenter's planner (defrag_plan.c), mover
+ * (defrag_move.c) and driver (defrag_run.c) share. Not for tools.
+ *
+ * One run has one struct df_ctx, used by one thread: the driver's. It
+ * takes fs_lock around every libext2fs call as lib/'s other layers do
+ * (lock order in image.h), and never holds it while copying file data.
+ */
+#ifndef E3_DEFRAG_INT_H
+#define E3_DEFRAG_INT_H
+
+#include "fs/image.h"
+#include "alloc/alloc.h"
+
+/* A file the planner chose: enough to find it again and to judge a move. */
+struct df_cand {
+	ext2_ino_t ino;
+	ext2_ino_t parent;		/* a directory naming it, 0: unknown */
+	uint64_t blocks;		/* data + indirect, e2fsck's sequence */
+	uint32_t runs, groups;		/* in e2fsck's block order */
+	int ordered;			/* placed in the move order */
+	int left;			/* left fragmented for want of room */
+	blk64_t goal;			/* DF_COMPACT: the hole to move into */
+};
+
+/* One block map in e2fsck's order, as the mover needs it. */
+struct df_map {
+	uint64_t *lblk;			/* data blocks: logical numbers... */
+	blk64_t *pblk;			/* ...and where they are, lblk order */
+	size_t ndata, capdata;
+	blk64_t *meta;			/* indirect blocks, pre-order */
+	size_t nmeta, capmeta;
+	uint32_t runs, groups;		/* in e2fsck's block order */
+	uint32_t group_changes;		/* moves from one group to another */
+};
+
+struct df_ctx {
+	struct e3_image *img;
+	ext2_filsys fs;
+	struct e3_alloc *alloc;		/* img->alloc, or a dry run's own */
+	const struct e3_defrag_opts *o;
+	struct e3_defrag_report *rep;
+	struct df_cand *cand;		/* sorted by inode number */
+	size_t ncand, capcand;
+	size_t *order;			/* indices into cand, move order */
+	size_t norder;
+	unsigned char *buf;		/* data copy buffer, DF_COPY bytes */
+	double t0;			/* monotonic start of the moves */
+	double last_progress;
+	uint64_t moves;			/* moves made (commit_every) */
+	unsigned char *emptying;	/* per group: being emptied
+					   (defrag_compact.c), or NULL */
+};
+
+#define DF_COPY (1u << 20)		/* bytes per pread/pwrite */
+
+double df_now(void);
+
+/* defrag_plan.c */
+/* Walks ino's map (READ ONLY) into m. Caller holds fs_lock. */
+errcode_t df_map_read(struct df_ctx *c, ext2_ino_t ino, struct df_map *m);
+void df_map_free(struct df_map *m);
+/* Whether a map of blocks in e2fsck's order with these runs and groups
+ * is one the planner would move (the --min-runs rule or the default). */
+int df_wants(const struct df_ctx *c, uint64_t blocks, uint32_t runs,
+	     uint32_t groups);
+/* The inode scan and the directory walk: c->cand and c->order. */
+errcode_t df_plan(struct df_ctx *c);
+
+/* defrag_move.c */
+enum df_outcome {
+	DF_MOVED,		/* (dry run: would move) */
+	DF_SKIPPED,		/* left fragmented; why says why */
+	DF_UNCHANGED,		/* not fragmented after all: nothing to do */
+};
+#define DF_WHY_FINE ((errcode_t)-1)	/* plan_one: DF_UNCHANGED */
+enum df_mode {
+	DF_FIX,			/* a fragmented file into fewer runs */
+	DF_COMPACT,		/* a contiguous file out of a group being
+				   emptied, into the free extent at cd->goal
+				   (defrag_compact.c) */
+};
+/* Moves one candidate (or, dry run, books its target and reports what
+ * would happen). A returned error ends the run: the running transaction
+ * has been poisoned when it held part of this move. */
+errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_mode mode,
+		  enum df_outcome *out, errcode_t *why, uint32_t *runs_after);
+
+/* defrag_plan.c: a file the defragmenter may move at all */
+int df_movable(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *in);
+
+/* defrag_compact.c: after the fragmented files, the groups whose free
+ * space is in the most pieces are emptied of their contiguous small
+ * files into the large free extents elsewhere, so free space gathers
+ * into a few large extents; then the files left for want of room are
+ * tried again (defrag_run.c). */
+errcode_t df_compact(struct df_ctx *c);
+
+/* defrag_run.c, for both passes */
+int df_should_stop(const struct df_ctx *c);
+void df_progress(struct df_ctx *c, int force);
+errcode_t df_maybe_commit(struct df_ctx *c);
+
+#endif

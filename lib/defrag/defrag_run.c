@@ -1,0 +1,301 @@
+/*
+ * defrag_run.c: e3_defrag_image — one defragmentation run from open to
+ * close: refusals, the layout figures before (and a read-only check that
+ * must find nothing wrong), the plan, the moves one file at a time with
+ * a look at the clock and the stop flag between files (every file's
+ * switch is a whole journaled operation, so any point between two files
+ * is a transaction boundary), the final commit, the figures after.
+ *
+ * A dry run opens the image read-only, so not one byte of it changes;
+ * its targets are booked in an allocator of its own that dies with it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "e3img.h"
+#include "defrag_int.h"
+#include "journal/journal.h"
+
+void e3_defrag_opts_init(struct e3_defrag_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_time = -1;
+}
+
+void e3_defrag_report_free(struct e3_defrag_report *rep)
+{
+	e3_layout_free(&rep->before);
+	e3_layout_free(&rep->after);
+}
+
+static char *path_of(struct df_ctx *c, const struct df_cand *cd)
+{
+	char *name = NULL, *s = NULL;
+	struct ext2_inode in;
+	errcode_t err;
+
+	e3_fs_lock(c->img);
+	if (!ext2fs_read_inode(c->fs, cd->ino, &in) && LINUX_S_ISDIR(in.i_mode))
+		err = ext2fs_get_pathname(c->fs, cd->ino, 0, &name);
+	else if (cd->parent)
+		err = ext2fs_get_pathname(c->fs, cd->parent, cd->ino, &name);
+	else
+		err = ENOENT;
+	e3_fs_unlock(c->img);
+	if (!err && name) {
+		s = strdup(name);
+		ext2fs_free_mem(&name);
+	}
+	return s;
+}
+
+static void emit(struct df_ctx *c, enum e3_defrag_event_kind kind,
+		 const struct df_cand *cd, errcode_t why, uint32_t runs_after)
+{
+	struct e3_defrag_event ev;
+	char *path = NULL;
+
+	if (!c->o->event)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = kind;
+	ev.st = &c->rep->st;
+	if (cd) {
+		path = path_of(c, cd);
+		ev.ino = cd->ino;
+		ev.path = path;
+		ev.blocks = cd->blocks;
+		ev.runs_before = cd->runs;
+		ev.runs_after = runs_after;
+		ev.err = why;
+	}
+	c->o->event(c->o->event_ctx, &ev);
+	free(path);
+}
+
+void df_progress(struct df_ctx *c, int force)
+{
+	double now = df_now();
+
+	if (!force && now - c->last_progress < 0.1)
+		return;
+	c->last_progress = now;
+	emit(c, E3_DF_PROGRESS, NULL, 0, 0);
+}
+
+int df_should_stop(const struct df_ctx *c)
+{
+	if (c->o->stop && *c->o->stop)
+		return 1;
+	return c->o->max_time >= 0 && df_now() - c->t0 >= c->o->max_time;
+}
+
+static void account(struct df_ctx *c, struct df_cand *cd,
+		    enum df_outcome out, uint32_t runs_after, int retry)
+{
+	struct e3_defrag_stats *st = &c->rep->st;
+
+	if (!retry)
+		st->files_done++;
+	if (out == DF_UNCHANGED || (retry && out != DF_MOVED))
+		return;
+	if (out != DF_MOVED) {
+		st->files_skipped++;
+		cd->left = 1;
+		return;
+	}
+	if (retry) {
+		st->files_skipped--;
+		st->files_retried++;
+		cd->left = 0;
+	}
+	st->files_moved++;
+	st->blocks_moved += cd->blocks;
+	st->runs_before += cd->runs;
+	st->runs_after += runs_after;
+	/* e2fsck's rule: any break, in a file under a group's worth */
+	if (cd->runs > 1 && runs_after == 1 &&
+	    cd->blocks < c->fs->super->s_blocks_per_group)
+		st->noncontig_fixed++;
+}
+
+errcode_t df_maybe_commit(struct df_ctx *c)
+{
+	errcode_t err;
+
+	c->moves++;
+	if (c->o->dry_run || !c->img->journal || !c->o->commit_every ||
+	    c->moves % c->o->commit_every)
+		return 0;
+	e3_fs_lock(c->img);
+	err = e3_journal_commit(c->img->journal, 0);
+	e3_fs_unlock(c->img);
+	return err;
+}
+
+/* The fragmented files in plan order; retry: only those left for want
+ * of room, after the compaction made some. */
+static errcode_t fix_pass(struct df_ctx *c, int retry)
+{
+	enum df_outcome out;
+	errcode_t err = 0, why;
+	uint32_t runs_after;
+
+	for (size_t i = 0; i < c->norder; i++) {
+		struct df_cand *cd = &c->cand[c->order[i]];
+
+		if (retry && !cd->left)
+			continue;
+		if (df_should_stop(c)) {
+			c->rep->interrupted = 1;
+			break;
+		}
+		err = df_move(c, cd, DF_FIX, &out, &why, &runs_after);
+		if (err)
+			break;
+		account(c, cd, out, runs_after, retry);
+		if (out == DF_MOVED && (err = df_maybe_commit(c)))
+			break;
+		if (out != DF_UNCHANGED && !(retry && out != DF_MOVED))
+			emit(c, out == DF_MOVED ? (c->o->dry_run ?
+				E3_DF_PLANNED : E3_DF_MOVED) : E3_DF_SKIPPED,
+			     cd, why, runs_after);
+		df_progress(c, 0);
+	}
+	return err;
+}
+
+static errcode_t move_all(struct df_ctx *c)
+{
+	const struct e3_defrag_opts *o = c->o;
+	errcode_t err;
+
+	c->t0 = df_now();
+	df_progress(c, 1);
+	err = fix_pass(c, 0);
+	if (!err && !c->rep->interrupted && !o->dry_run && o->compact &&
+	    !(o->paths && o->npaths)) {
+		err = df_compact(c);
+		if (!err && !c->rep->interrupted && c->rep->st.files_skipped)
+			err = fix_pass(c, 1);
+	}
+	df_progress(c, 1);
+	c->rep->seconds = df_now() - c->t0;
+	return err;
+}
+
+static void predict(struct df_ctx *c)
+{
+	const struct e3_layout *b = &c->rep->before;
+	uint64_t frag = b->fragmented_files + b->fragmented_dirs;
+
+	frag -= c->rep->st.noncontig_fixed < frag ? c->rep->st.noncontig_fixed
+						  : frag;
+	c->rep->predicted_noncontig_permille = b->inodes_used ?
+		(unsigned)(((10000 * frag) / b->inodes_used + 5) / 10) : 0;
+}
+
+/* Refusals before anything is read for the plan. */
+static errcode_t open_image(const char *path, const struct e3_defrag_opts *o,
+			    e3_image_t **img)
+{
+	struct e3_open_opts oo = { 0 };
+	int mflags = 0;
+	errcode_t err;
+
+	/* a dry run opens read-only, which does not look at mounts itself */
+	if (!ext2fs_check_if_mounted(path, &mflags) &&
+	    (mflags & EXT2_MF_MOUNTED))
+		return E3_MOUNTED;
+	oo.flags = o->dry_run ? 0 : E3_OPEN_WRITE;
+	oo.alloc = E3_ALLOC_RBTREE;
+	err = e3_image_open(path, &oo, img);
+	if (err)
+		return err;
+	if (!o->dry_run && !(*img)->journal && !o->force) {
+		e3_image_abort(*img);
+		return E3_DEFRAG_NO_JOURNAL;
+	}
+	return 0;
+}
+
+static errcode_t run(struct df_ctx *c)
+{
+	errcode_t err;
+
+	c->buf = malloc(DF_COPY);
+	if (!c->buf)
+		return ENOMEM;
+	if (c->o->dry_run) {
+		e3_fs_lock(c->img);
+		err = e3_alloc_create(c->img, E3_ALLOC_RBTREE, &c->alloc);
+		e3_fs_unlock(c->img);
+		if (err)
+			return err;
+	} else {
+		c->alloc = c->img->alloc;
+		if (!c->img->journal && (err = e3_image_mark_unclean(c->img)))
+			return err;
+	}
+	err = df_plan(c);
+	if (!err)
+		err = move_all(c);
+	if (!err && !c->o->dry_run && c->img->journal) {
+		/* the boundary the run stops at: everything moved so far
+		 * is committed before the close checkpoints it */
+		e3_fs_lock(c->img);
+		err = e3_journal_commit(c->img->journal, 0);
+		e3_fs_unlock(c->img);
+	}
+	return err;
+}
+
+errcode_t e3_defrag_image(const char *path, const struct e3_defrag_opts *o,
+			  struct e3_defrag_report *rep)
+{
+	struct df_ctx c;
+	e3_image_t *img;
+	errcode_t err, err2;
+	int bad = 0;
+
+	memset(rep, 0, sizeof(*rep));
+	if (o->min_runs == 1)
+		return E3_BAD_OPTION;
+	if ((err = open_image(path, o, &img)))
+		return err;
+	rep->replayed = img->report.replayed;
+	/* the image on disk is whole now (replayed, nothing pending): the
+	 * checker's figures, and its verdict */
+	err = e3_layout_measure(path, &rep->before, &bad);
+	if (!err && bad)
+		err = E3_DEFRAG_FS_ERRORS;
+	if (err) {
+		e3_image_abort(img);
+		return err;
+	}
+	rep->have_before = 1;
+	memset(&c, 0, sizeof(c));
+	c.img = img;
+	c.fs = img->fs;
+	c.o = o;
+	c.rep = rep;
+	err = run(&c);
+	if (o->dry_run) {
+		if (c.alloc)
+			e3_alloc_destroy(c.alloc);
+		e3_image_abort(img);	/* read-only: nothing to write */
+		predict(&c);
+	} else {
+		err2 = e3_image_close(img);
+		if (!err)
+			err = err2;
+	}
+	free(c.buf);
+	free(c.cand);
+	free(c.order);
+	if (!o->dry_run && !err &&
+	    !e3_layout_measure(path, &rep->after, &bad))
+		rep->have_after = 1;
+	return err;
+}

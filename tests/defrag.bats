@@ -1,0 +1,505 @@
+#!/usr/bin/env bats
+# defrag.bats: e3defrag, in place on fragmented images.
+#  - the image: small files copied, every other one deleted, then big
+#    files copied with --alloc=none by four writers, which lays them into
+#    the holes (measured: 4.3% non-contiguous, 92 excess runs, files of
+#    30+ runs); plus hard links, xattrs, fast and slow symlinks, a FIFO,
+#    a sparse file and a second directory;
+#  - every file byte-identical after, every inode's stat (numbers, links,
+#    times to the ns, xattrs, sizes, i_blocks) identical but for its block
+#    list, e2fsck -fn clean with the journal empty, and e2fsck's
+#    non-contiguous count and our excess runs lower;
+#  - -n leaves the image's bytes as they were; --max-time 0 stops before
+#    the first move (exit 32) and a rerun finishes; PATH mode moves only
+#    what is named; a full image leaves files as they are (exit 1);
+#  - a crash sweep: E3_FAULT=kill:N over the whole run, each replayed
+#    (ours or e2fsck's), then e2fsck -fn clean and every file intact;
+#  - refusals: mounted, busy, no journal (without -f), not clean, usage.
+
+load helper
+
+setup() {
+	T=$(mktemp -d /tmp/defrag-bats-XXXXXX)
+}
+
+teardown() {
+	if mountpoint -q "$T/mnt" 2>/dev/null; then umount "$T/mnt"; fi
+	rm -rf "$T"
+}
+
+# make_src DIR: the trees make_frag copies (random contents, fixed sizes)
+make_src() {
+	local d=$1 i
+	mkdir -p "$d/small" "$d/big/sub"
+	for i in $(seq 1 200); do
+		head -c $(( (i * 7919) % 20000 + 3000 )) /dev/urandom > "$d/small/s$i"
+	done
+	for i in 1 2 3 4 5 6; do
+		head -c $(( 300000 + i * 50000 )) /dev/urandom > "$d/big/b$i"
+	done
+	head -c 200000 /dev/urandom > "$d/big/sub/deep"
+	ln "$d/big/b2" "$d/big/sub/b2link"
+	setfattr -n user.colour -v blue "$d/big/b3"
+	setfattr -n user.big -v "$(head -c 600 /dev/zero | tr '\0' x)" "$d/big/b4"
+	ln -s b1 "$d/big/fastlink"
+	ln -s "$(printf 'long/%.0s' $(seq 1 30))target" "$d/big/slowlink"
+	mkfifo "$d/big/fifo"
+	# sparse: data, a hole, data
+	head -c 100000 /dev/urandom > "$d/big/sparse"
+	truncate -s 600000 "$d/big/sparse"
+	head -c 50000 /dev/urandom >> "$d/big/sparse"
+}
+
+# make_frag IMG: a 32 MiB ext3 image whose big files sit in the holes
+# left by deleted small files.
+make_frag() {
+	local img=$1 bs=${2:-1024} i
+	make_src "$T/src" || return 1
+	e3mkfs -q -F -b "$bs" "$img" 32M || return 1
+	e3cp --quiet -j1 "$T/src/small" "$img:/" || return 1
+	for i in $(seq 1 2 200); do echo "rm /s$i"; done > "$T/rm.cmds"
+	debugfs -w -f "$T/rm.cmds" "$img" >/dev/null 2>&1 || return 1
+	e3cp --quiet --alloc=none -j4 "$T/src/big" "$img:/" || return 1
+}
+
+# manifest IMG OUT: OUT.sha (every regular file's sha256, by path) and
+# OUT.stat (every inode's debugfs stat without its block list).
+manifest() {
+	local img=$1 out=$2 p
+	rm -rf "$out.d"
+	mkdir -p "$out.d"
+	debugfs -R "rdump / $out.d" "$img" >/dev/null 2>&1 || return 1
+	(cd "$out.d" && find . -type f -print0 | sort -z | xargs -0 sha256sum) \
+		> "$out.sha" || return 1
+	(cd "$out.d" && find . -mindepth 1 | sort | sed 's|^\.||') > "$out.list"
+	while IFS= read -r p; do printf 'stat "%s"\n' "$p"; done \
+		< "$out.list" > "$out.cmds"
+	debugfs -f "$out.cmds" "$img" 2>/dev/null |
+		grep -Ev '^(BLOCKS:|\(|TOTAL:)' > "$out.stat" || return 1
+	[ "$(wc -l < "$out.sha")" -gt 100 ] || { echo "too few files in $img" >&2; return 1; }
+	rm -rf "$out.d"
+}
+
+# same_manifest A B: contents and inodes identical
+same_manifest() {
+	diff "$1.sha" "$2.sha" >&2 || { echo "file contents differ" >&2; return 1; }
+	diff "$1.stat" "$2.stat" >&2 || { echo "inodes differ" >&2; return 1; }
+}
+
+# e2fsck's count of non-contiguous files and directories
+noncontig() {
+	e2fsck -fn "$1" 2>/dev/null | sed -n 's/.*files (\([0-9.]*\)% non-contiguous).*/\1/p'
+}
+
+# json_field FILE KEY.SUB: a number from e3defrag --json
+json_field() {
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): d = d[k]
+print(d)' "$1" "$2"
+}
+
+# blocks_of IMG PATH: the file's block list line(s) from debugfs
+blocks_of() {
+	debugfs -R "stat \"$2\"" "$1" 2>/dev/null | grep -E '^\(' 
+}
+
+@test "e3defrag: contents, inodes, links, times and xattrs kept; fragmentation down" {
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	before=$(noncontig "$T/img")
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	after=$(noncontig "$T/img")
+	echo "e2fsck non-contiguous: $before% -> $after%"
+	python3 -c "import sys; sys.exit(0 if float('$before') >= 2.0 and float('$after') < float('$before') else 1)"
+	ex0=$(json_field "$T/r.json" before.excess_runs)
+	ex1=$(json_field "$T/r.json" after.excess_runs)
+	echo "excess runs: $ex0 -> $ex1"
+	[ "$ex0" -gt 20 ]
+	[ "$ex1" -lt "$ex0" ]
+	# the report's after-figures are e3fsck's
+	run e3fsck -fn --layout --json "$T/img"
+	assert_status 0
+	[ "$(json_field "$T/r.json" files_moved)" -gt 3 ]
+	[ "$(json_field "$T/r.json" blocks_moved)" -gt 1000 ]
+	# the hard link still shares its inode, the xattrs are there
+	run debugfs -R "stat /sub/b2link" "$T/img"
+	assert_output_has "Links: 2"
+	run debugfs -R "ea_list /b3" "$T/img"
+	assert_output_has "user.colour"
+}
+
+@test "e3defrag: a sparse file reaching TIND: holes stay holes, i_blocks the same, one run" {
+	mke2fs -q -F -t ext3 -b 1024 "$T/img" 100M
+	head -c 4096 /dev/urandom > "$T/s"
+	head -c 150000 /dev/urandom > "$T/sp"
+	truncate -s 70000000 "$T/sp"	# past 12 + 256 + 256^2 KiB: TIND
+	head -c 300000 /dev/urandom >> "$T/sp"
+	# debugfs fills the holes between the small files first
+	{ for i in $(seq 0 99); do echo "write $T/s s$i"; done
+	  for i in $(seq 1 2 99); do echo "rm s$i"; done
+	  echo "write $T/sp sp"; } > "$T/cmds"
+	debugfs -w -f "$T/cmds" "$T/img" >/dev/null 2>&1
+	run debugfs -R "stat /sp" "$T/img"
+	assert_output_has "(TIND)"
+	bc0=$(grep -o 'Blockcount: [0-9]*' <<<"$output")
+	runs0=$(blocks_of "$T/img" /sp | tr ',' '\n' | wc -l)
+	[ "$runs0" -gt 30 ]
+	run e3defrag -v "$T/img"
+	assert_status 0
+	assert_output_has "moved /sp"
+	assert_fsck_clean "$T/img"
+	debugfs -R "cat /sp" "$T/img" 2>/dev/null | cmp - "$T/sp"
+	run debugfs -R "stat /sp" "$T/img"
+	[ "$(grep -o 'Blockcount: [0-9]*' <<<"$output")" = "$bc0" ]
+	# one physical run: the pieces of the map follow each other
+	blocks_of "$T/img" /sp | tr ',' '\n' | sed -n 's/.*:\([0-9]*\)-\{0,1\}\([0-9]*\)$/\1 \2/p' |
+		awk '{ s = $1; e = ($2 == "" ? $1 : $2)
+		       if (NR > 1 && s != prev + 1) { print "break before " s; bad = 1 }
+		       prev = e } END { exit bad }'
+}
+
+@test "e3defrag: the kernel reads every file back (read-only loop mount)" {
+	require_root
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	run e3defrag "$T/img"
+	assert_status 0
+	mkdir "$T/mnt"
+	mount -o loop,ro -t ext3 "$T/img" "$T/mnt" || skip "cannot loop-mount here"
+	(cd "$T/mnt" && find . -type f ! -path './lost+found*' -print0 | sort -z |
+		xargs -0 sha256sum) > "$T/kernel.sha"
+	umount "$T/mnt"
+	diff "$T/m0.sha" "$T/kernel.sha" >&2
+	assert_fsck_clean "$T/img"
+}
+
+@test "e3defrag: 4 KiB blocks: contents and inodes kept, fragmentation down" {
+	make_frag "$T/img" 4096
+	manifest "$T/img" "$T/m0"
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	ex0=$(json_field "$T/r.json" before.excess_runs)
+	ex1=$(json_field "$T/r.json" after.excess_runs)
+	echo "excess runs: $ex0 -> $ex1"
+	[ "$ex0" -gt 0 ]
+	[ "$ex1" -lt "$ex0" ]
+}
+
+@test "e3defrag: a second run finds nothing to do" {
+	make_frag "$T/img"
+	run e3defrag "$T/img"
+	assert_status 0
+	run e3defrag -v "$T/img"
+	assert_status 0
+	assert_output_has "0 files to defragment"
+	assert_fsck_clean "$T/img"
+}
+
+@test "e3defrag -n: the plan, the image's bytes unchanged" {
+	make_frag "$T/img"
+	sum0=$(sha256sum < "$T/img")
+	run e3defrag -n -v "$T/img"
+	assert_status 0
+	assert_output_has "would move"
+	assert_output_has "after (plan)"
+	[ "$(sha256sum < "$T/img")" = "$sum0" ]
+	run e3defrag -n --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	[ "$(json_field "$T/r.json" files_moved)" -gt 3 ]
+	[ "$(sha256sum < "$T/img")" = "$sum0" ]
+}
+
+# sweep FIRST STEP: E3_FAULT=kill:N for N = FIRST, FIRST+STEP, ... until
+# the run completes; after each kill a replay only (ours, e3fsck -p, and
+# e2fsck's journal_only by turns), then e2fsck -fn clean, the journal
+# empty and every file and inode as before. Sets kills.
+sweep() {
+	local n=$1 first=$1 step=$2 rc done=0
+	shift 2	# the rest: e3defrag options
+	kills=0
+	while [ $n -lt 5000 ]; do
+		cp --sparse=always "$T/img0" "$T/w"
+		E3_FAULT=kill:$n e3defrag -q "$@" "$T/w" >/dev/null 2>&1 && rc=0 || rc=$?
+		if [ $rc -eq 0 ]; then done=1; break; fi
+		[ $rc -eq 137 ] || { echo "N=$n: exit $rc, not a kill" >&2; return 1; }
+		kills=$((kills + 1))
+		if [ $((kills % 2)) -eq 0 ]; then
+			# exit 1: the replay was a fix
+			e3fsck -p "$T/w" >/dev/null 2>&1 && rc=0 || rc=$?
+			[ $rc -le 1 ] || { echo "N=$n: e3fsck -p exited $rc" >&2; return 1; }
+		else
+			e2fsck -E journal_only -y "$T/w" >/dev/null 2>&1
+		fi
+		assert_fsck_clean "$T/w" || { echo "N=$n: not clean after replay" >&2; return 1; }
+		manifest "$T/w" "$T/mw" || { echo "N=$n: manifest" >&2; return 1; }
+		same_manifest "$T/m0" "$T/mw" || { echo "N=$n: files changed" >&2; return 1; }
+		n=$((n + step))
+	done
+	echo "kill points: $kills (every ${step}th write from $first), completed at N=$n"
+	[ $done -eq 1 ] || return 1
+	assert_fsck_clean "$T/w" || return 1
+	manifest "$T/w" "$T/mw" || return 1
+	same_manifest "$T/m0" "$T/mw" || return 1
+}
+
+@test "e3defrag: a kill at every 3rd write replays to a consistent image, every file intact" {
+	make_frag "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	sweep 1 3
+	[ $kills -ge 40 ]
+}
+
+@test "e3defrag: the same with a commit after every file (kills between many transactions)" {
+	make_frag "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	E3_DEFRAG_COMMIT_EVERY=1 sweep 2 3
+	[ $kills -ge 40 ]
+}
+
+@test "e3defrag --compact: a kill at every 7th write, the compaction's moves included" {
+	make_frag "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	sweep 4 7 --compact
+	[ $kills -ge 40 ]
+}
+
+@test "e3defrag --compact: free space gathered into far fewer extents, files intact" {
+	make_frag "$T/img"
+	cp --sparse=always "$T/img" "$T/plain"
+	manifest "$T/img" "$T/m0"
+	run e3defrag --json "$T/plain"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/plain.json"
+	run e3defrag --compact --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	f0=$(json_field "$T/r.json" before.free_extents)
+	fp=$(json_field "$T/plain.json" after.free_extents)
+	fc=$(json_field "$T/r.json" after.free_extents)
+	echo "free extents: before $f0, moves only $fp, with --compact $fc"
+	[ "$fc" -lt $((fp / 4)) ]
+	[ "$fc" -le $((f0 * 2 + 4)) ]
+	[ "$(json_field "$T/r.json" files_compacted)" -gt 10 ]
+	[ "$(json_field "$T/r.json" after.excess_runs)" -eq 0 ]
+}
+
+@test "e3defrag: EIO and ENOSPC at a data write and at a commit: an error, the image consistent" {
+	make_frag "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	for f in eio:3 eio:40 enospc:5 enospc:60; do
+		cp --sparse=always "$T/img0" "$T/w"
+		E3_FAULT=$f run e3defrag -q "$T/w"
+		assert_status 8
+		assert_output_has "e3defrag: $T/w: "
+		e2fsck -E journal_only -y "$T/w" >/dev/null 2>&1 || true
+		assert_fsck_clean "$T/w"
+		manifest "$T/w" "$T/mw"
+		same_manifest "$T/m0" "$T/mw"
+	done
+}
+
+@test "e3defrag --max-time 0: stops before the first move (exit 32); a rerun finishes" {
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	before=$(noncontig "$T/img")
+	run e3defrag --max-time 0 "$T/img"
+	assert_status 32
+	assert_output_has "interrupted"
+	assert_fsck_clean "$T/img"
+	[ "$(noncontig "$T/img")" = "$before" ]
+	run e3defrag --max-time 60 "$T/img"
+	assert_status 0
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	[ "$(noncontig "$T/img")" != "$before" ]
+}
+
+@test "e3defrag: SIGTERM stops at a boundary with exit 32, or the run had finished" {
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	e3defrag -q "$T/img" & pid=$!
+	sleep 0.1	# past the handler's installation
+	kill -TERM $pid 2>/dev/null || true
+	wait $pid && rc=0 || rc=$?
+	echo "exit $rc"
+	[ $rc -eq 32 ] || [ $rc -eq 0 ]
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	run e3defrag -q "$T/img"
+	assert_status 0
+}
+
+@test "e3defrag: SIGINT after the 2nd file: exit 32, those moves committed, a rerun finishes" {
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	E3_DEFRAG_SIGINT_AFTER=2 run e3defrag --json "$T/img"
+	assert_status 32
+	printf '%s\n' "$output" > "$T/r.json"
+	[ "$(json_field "$T/r.json" interrupted)" = True ]
+	[ "$(json_field "$T/r.json" files_moved)" -eq 2 ]
+	planned=$(json_field "$T/r.json" files_planned)
+	[ "$planned" -gt 3 ]
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	# the two moved stay moved: the rerun plans the rest
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r2.json"
+	[ "$(json_field "$T/r2.json" files_planned)" -eq $((planned - 2)) ]
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m2"
+	same_manifest "$T/m0" "$T/m2"
+}
+
+@test "e3defrag PATH: only the named files move" {
+	make_frag "$T/img"
+	manifest "$T/img" "$T/m0"
+	for f in /b1 /b2 /b4 /b5 /b6 /; do
+		blocks_of "$T/img" "$f" > "$T/before.$(basename "$f" | tr / r)"
+	done
+	run e3defrag -v "$T/img" /b3
+	assert_status 0
+	assert_output_has "moved /b3"
+	for f in /b1 /b2 /b4 /b5 /b6 /; do
+		blocks_of "$T/img" "$f" | diff "$T/before.$(basename "$f" | tr / r)" - >&2
+	done
+	run e3defrag -v "$T/img" /b3
+	assert_output_has "0 files to defragment"
+	run e3defrag "$T/img" /no/such
+	assert_status 8
+	assert_output_has "path is not in the image"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+}
+
+@test "e3defrag: a full image leaves its files as they are (exit 1, each counted)" {
+	make_frag "$T/img"
+	# fill every free block but a few scattered ones
+	free=$(dumpe2fs -h "$T/img" 2>/dev/null | awk -F: '/^Free blocks/ {print $2+0}')
+	head -c $(( (free - 400) * 1024 )) /dev/urandom > "$T/filler"
+	e3cp --quiet "$T/filler" "$T/img:/"
+	manifest "$T/img" "$T/m0"
+	run e3defrag -v "$T/img"
+	assert_status 1
+	assert_output_has "no free run of blocks"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+}
+
+@test "e3defrag: a mounted image is refused" {
+	require_root
+	make_frag "$T/img"
+	mkdir "$T/mnt"
+	mount -o loop,ro -t ext3 "$T/img" "$T/mnt" || skip "cannot loop-mount here"
+	run e3defrag "$T/img"
+	umount "$T/mnt"
+	assert_status 8
+	assert_output_has "mounted"
+	assert_fsck_clean "$T/img"
+}
+
+@test "e3defrag: an image another e3img process holds is refused" {
+	make_frag "$T/img"
+	flock -x "$T/img" sleep 3 & pid=$!
+	sleep 0.5
+	run e3defrag "$T/img"
+	kill $pid 2>/dev/null || true
+	wait $pid 2>/dev/null || true
+	assert_status 8
+	assert_output_has "in use by another e3img process"
+}
+
+@test "e3defrag: ext2 without a journal needs -f" {
+	make_src "$T/src"
+	mke2fs -q -t ext2 -b 1024 "$T/img" 32M
+	e3cp --quiet -j1 "$T/src/small" "$T/img:/"
+	for i in $(seq 1 2 200); do echo "rm /s$i"; done > "$T/rm.cmds"
+	debugfs -w -f "$T/rm.cmds" "$T/img" >/dev/null 2>&1
+	e3cp --quiet --alloc=none -j4 "$T/src/big" "$T/img:/"
+	sum0=$(sha256sum < "$T/img")
+	run e3defrag "$T/img"
+	assert_status 8
+	assert_output_has "no journal"
+	[ "$(sha256sum < "$T/img")" = "$sum0" ]
+	manifest "$T/img" "$T/m0"
+	run e3defrag -f "$T/img"
+	assert_status 0
+	run e2fsck -fn "$T/img"
+	assert_status 0
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+}
+
+@test "e3defrag: an image with errors is refused until checked" {
+	make_frag "$T/img"
+	debugfs -w -R "ssv state 3" "$T/img" >/dev/null 2>&1
+	sum0=$(sha256sum < "$T/img")
+	run e3defrag "$T/img"
+	assert_status 8
+	assert_output_has "run e3fsck first"
+	[ "$(sha256sum < "$T/img")" = "$sum0" ]
+}
+
+@test "e3defrag: a pending journal is replayed first" {
+	make_frag "$T/img"
+	mkdir "$T/more" && head -c 5000 /dev/urandom > "$T/more/late"
+	E3_FAULT=stop-after-commit:1 e3cp --quiet "$T/more" "$T/img:/" || true
+	dumpe2fs -h "$T/img" 2>/dev/null | grep -q needs_recovery
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	[ "$(json_field "$T/r.json" replayed)" = True ]
+	assert_fsck_clean "$T/img"
+}
+
+@test "e3defrag: ext4 features and read-only images are refused" {
+	mke2fs -q -F -t ext4 "$T/ext4.img" 32M
+	run e3defrag "$T/ext4.img"
+	assert_status 8
+	assert_output_has "e3defrag: $T/ext4.img: "
+	assert_output_has "feature"
+	make_frag "$T/img"
+	sum0=$(sha256sum < "$T/img")
+	chmod 444 "$T/img"
+	if [ "$(id -u)" -eq 0 ]; then
+		chattr +i "$T/img" 2>/dev/null || skip "cannot make the image immutable here"
+	fi
+	run e3defrag "$T/img"
+	chattr -i "$T/img" 2>/dev/null || true
+	assert_status 8
+	assert_output_has "read-only"
+	[ "$(sha256sum < "$T/img")" = "$sum0" ]
+}
+
+@test "e3defrag: usage errors exit 16" {
+	run e3defrag
+	assert_status 16
+	run e3defrag --min-runs 1 "$T/img"
+	assert_status 16
+	run e3defrag --max-time soon "$T/img"
+	assert_status 16
+	run e3defrag "$T/img" relative/path
+	assert_status 16
+	assert_output_has "absolute"
+	run e3defrag --bogus "$T/img"
+	assert_status 16
+}

@@ -1,0 +1,169 @@
+/*
+ * test_defrag.c: the defragmenter through its library API. A file
+ * written into the holes between small files is in some twenty runs;
+ * e3_defrag_image must plan it in a dry run without changing the image's
+ * bytes, then move it into one run,
+ * with the checker's figures saying so and every byte read back the same.
+ * Oracle for consistency: e2fsck -fn. Image: mke2fs, 1 KiB blocks, /tmp.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "e3img.h"
+#include "unit.h"
+
+#define PIECE 4096
+#define PIECES 40
+
+static char img_path[64];
+
+static void fill(unsigned char *buf, int file, int piece)
+{
+	for (int i = 0; i < PIECE; i++)
+		buf[i] = (unsigned char)(file * 131 + piece * 7 + i * 13);
+}
+
+/* Forty 4 KiB files in a row, every other one removed, then "a" written
+ * by debugfs, whose allocator (goal, then the first free block) fills
+ * the holes first: a file of some twenty runs. debugfs, not our tools:
+ * the sanitized copy of the tree builds only the library and units. */
+static int make_image(void)
+{
+	char cmd[512], src[80], small[80], cmds[80];
+	unsigned char buf[PIECE];
+	FILE *f;
+	int rc;
+
+	snprintf(src, sizeof(src), "%s.src", img_path);
+	snprintf(small, sizeof(small), "%s.small", img_path);
+	snprintf(cmds, sizeof(cmds), "%s.cmds", img_path);
+	if (!(f = fopen(small, "wb")))
+		return -1;
+	for (int i = 0; i < PIECE; i++)
+		fputc(i & 0xff, f);
+	if (fclose(f) || !(f = fopen(src, "wb")))
+		return -1;
+	for (int p = 0; p < PIECES; p++) {
+		fill(buf, 0, p);
+		fwrite(buf, 1, PIECE, f);
+	}
+	if (fclose(f) || !(f = fopen(cmds, "w")))
+		return -1;
+	for (int i = 0; i < PIECES; i++)
+		fprintf(f, "write %s s%d\n", small, i);
+	for (int i = 1; i < PIECES; i += 2)
+		fprintf(f, "rm s%d\n", i);
+	fprintf(f, "write %s a\n", src);
+	if (fclose(f))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "mke2fs -q -F -t ext3 -b 1024 %s 8M "
+		 ">/dev/null 2>&1 && debugfs -w -f %s %s >/dev/null 2>&1",
+		 img_path, cmds, img_path);
+	rc = system(cmd);
+	unlink(src);
+	unlink(small);
+	unlink(cmds);
+	return rc ? -1 : 0;
+}
+
+static int contents_ok(void)
+{
+	e3_image_t *img;
+	struct e3_open_opts o = { 0 };
+	unsigned char want[PIECE], got[PIECE];
+	int ok = 1;
+
+	if (e3_image_open(img_path, &o, &img))
+		return 0;
+	for (int i = 0; i < 1 && ok; i++) {
+		ext2_file_t fh;
+		ext2_ino_t ino;
+		unsigned n;
+
+		if (ext2fs_namei(e3_image_fs(img), EXT2_ROOT_INO, EXT2_ROOT_INO,
+				 "a", &ino) ||
+		    ext2fs_file_open(e3_image_fs(img), ino, 0, &fh)) {
+			ok = 0;
+			break;
+		}
+		for (int p = 0; p < PIECES && ok; p++) {
+			fill(want, i, p);
+			ok = !ext2fs_file_read(fh, got, PIECE, &n) && n == PIECE &&
+			     !memcmp(want, got, PIECE);
+		}
+		ext2fs_file_close(fh);
+	}
+	e3_image_abort(img);
+	return ok;
+}
+
+static uint64_t image_sum(void)
+{
+	FILE *f = fopen(img_path, "rb");
+	uint64_t h = 1469598103934665603ull;
+	int c;
+
+	if (!f)
+		return 0;
+	while ((c = getc(f)) != EOF)
+		h = (h ^ (unsigned)c) * 1099511628211ull;
+	fclose(f);
+	return h;
+}
+
+static void test_dry_run_then_move(void)
+{
+	struct e3_defrag_opts o;
+	struct e3_defrag_report r;
+	uint64_t sum;
+	char cmd[128];
+
+	if (make_image())
+		SKIP("could not build the fragmented image (mke2fs?)");
+	CHECK(contents_ok());
+	e3_defrag_opts_init(&o);
+	o.dry_run = 1;
+	sum = image_sum();
+	CHECK_OK(e3_defrag_image(img_path, &o, &r));
+	CHECK(r.have_before && r.before.fragmented_files >= 1);
+	CHECK(r.st.files_moved >= 1);
+	CHECK(r.predicted_noncontig_permille < r.before.noncontig_permille);
+	CHECK(image_sum() == sum);
+	e3_defrag_report_free(&r);
+
+	o.dry_run = 0;
+	CHECK_OK(e3_defrag_image(img_path, &o, &r));
+	CHECK(r.st.files_moved >= 1 && r.st.files_skipped == 0);
+	CHECK(r.have_after && r.after.fragmented_files == 0);
+	CHECK(r.after.total_excess == 0);
+	CHECK(r.st.runs_after < r.st.runs_before);
+	e3_defrag_report_free(&r);
+	CHECK(contents_ok());
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn %s >/dev/null 2>&1", img_path);
+	CHECK(system(cmd) == 0);
+}
+
+static void test_bad_min_runs(void)
+{
+	struct e3_defrag_opts o;
+	struct e3_defrag_report r;
+
+	e3_defrag_opts_init(&o);
+	o.min_runs = 1;
+	CHECK(e3_defrag_image(img_path, &o, &r) == E3_BAD_OPTION);
+}
+
+int main(void)
+{
+	e3_init_errors();
+	snprintf(img_path, sizeof(img_path), "/tmp/defrag-unit-%d.img",
+		 (int)getpid());
+	RUN(test_dry_run_then_move);
+	RUN(test_bad_min_runs);
+	if (!getenv("KEEP"))
+		unlink(img_path);
+	return unit_done();
+}
