@@ -62,6 +62,11 @@ struct e3_check_opts {
 	/* -n on an image that is mounted or that another e3img process
 	 * holds: read it anyway (else refused, as -p and -y always are) */
 	int force_read;
+	/* read-only checks for a caller that holds the image itself (open
+	 * through e3_image_open, nothing pending: e3defrag's before-figures):
+	 * take and test no lock, and no mount check, which its own open made;
+	 * E3_BAD_OPTION with -p or -y */
+	int lock_held;
 	e3_check_progress_fn progress;	/* may be NULL; called from the
 					   calling thread only */
 	void *progress_arg;

@@ -25,7 +25,8 @@ extern "C" {
  * gets the checker's figures (the caller frees them with
  * e3_layout_free), *errors (if not NULL) whether the check found
  * anything wrong or could not finish. Reads the image only; takes no
- * lock, so a writer holding the image open must have nothing pending. */
+ * lock (e3_check_opts.lock_held), so a writer holding the image open
+ * must have nothing pending. */
 errcode_t e3_layout_measure(const char *path, struct e3_layout *lay,
 			    int *errors);
 void e3_layout_free(struct e3_layout *lay);

@@ -275,6 +275,8 @@ static errcode_t lock_image(struct chk_ctx *ctx)
 	int ro = 0;
 	errcode_t err;
 
+	if (ctx->opts.lock_held)
+		return write ? E3_BAD_OPTION : 0;
 	ctx->lock_fd = open(ctx->path, O_RDONLY | O_CLOEXEC);
 	if (ctx->lock_fd < 0)
 		return errno;

@@ -38,6 +38,7 @@ errcode_t e3_layout_measure(const char *path, struct e3_layout *lay,
 	e3_check_opts_init(&o);
 	o.mode = E3_CHECK_READONLY;
 	o.layout = 1;
+	o.lock_held = 1;	/* see e3_defrag.h: the caller's to hold */
 	err = e3_check_image(path, &o, &rep);
 	if (!rep)
 		return err ? err : ENOMEM;

@@ -229,7 +229,7 @@ static errcode_t run(struct df_ctx *c)
 		return ENOMEM;
 	if (c->o->dry_run) {
 		e3_fs_lock(c->img);
-		err = e3_alloc_create(c->img, E3_ALLOC_RBTREE, &c->alloc);
+		err = e3_alloc_create(c->img->fs, E3_ALLOC_RBTREE, NULL, &c->alloc);
 		e3_fs_unlock(c->img);
 		if (err)
 			return err;
