@@ -164,7 +164,7 @@ damage() {
 }
 
 @test "an ext2 image (no journal) is checked" {
-	mke2fs -q -F -t ext2 -d "$E3_TOP/lib" "$W/e2.img" 8M
+	mke2fs -q -F -t ext2 -d "$E3_TOP/lib/fs" "$W/e2.img" 8M
 	run e3fsck -n "$W/e2.img"
 	assert_status 0
 	[ "$(e3_summary "$W/e2.img")" = "$(e2_summary "$W/e2.img")" ]
@@ -619,13 +619,13 @@ print(l["noncontig_files"], l["noncontig_dirs"], l["ind_files"], l["dind_files"]
 	assert_status 0
 	[ "$(e3_summary "$W/c1.img")" = "$(e2_summary "$W/c1.img")" ]
 	e3mkfs -d "$E3_TOP/lib" "$W/c2.img" auto+50% >/dev/null
-	img_has "$W/c2.img" /alloc.c
+	img_has "$W/c2.img" /alloc/alloc.c
 	run e3fsck -n "$W/c2.img"
 	assert_status 0
 	[ "$(e3_summary "$W/c2.img")" = "$(e2_summary "$W/c2.img")" ]
 	e3mkfs -b 1024 -g 1024 "$W/c3.img" 32M >/dev/null
 	e3cp -j2 "$E3_TOP/lib" "$E3_TOP/tests" "$W/c3.img:/" >/dev/null
-	img_has "$W/c3.img" /alloc.c
+	img_has "$W/c3.img" /alloc/alloc.c
 	img_has "$W/c3.img" /helper.bash
 	run e3fsck -n "$W/c3.img"
 	assert_status 0
