@@ -134,4 +134,12 @@ errcode_t e3_map_err(errcode_t err);
  * directory entry. Caller holds fs_lock. */
 void e3_ifree(ext2_filsys fs, ext2_ino_t ino, int is_dir);
 
+/* remove.c: an inode whose last link has gone — its blocks (data,
+ * indirect; its EA block when no other inode shares it) and the inode
+ * itself are freed, dtime stamped; a directory's size is zeroed. The map
+ * must have been checked (e3_map_owned) first. On error it is half done:
+ * the caller poisons the operation. Caller holds fs_lock. */
+errcode_t e3_inode_release(struct e3_image *img, ext2_ino_t ino,
+			   struct ext2_inode *inode, int is_dir);
+
 #endif

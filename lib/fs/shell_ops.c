@@ -5,7 +5,7 @@
  * (set_super_value), punching blocks out of a file, committing at the
  * end of a request so that a finished request survives a kill, and the
  * reservation-tree validator as a request (STYLE.md habit 6). Each is one atomic operation under
- * fs_lock ending with e3_op_end, like e3_remove (copyin_remove.c), whose
+ * fs_lock ending with e3_op_end, like e3_remove (remove.c), whose
  * error discipline (undo, else poison the transaction) they follow.
  */
 #include <errno.h>
@@ -39,42 +39,6 @@ static int empty_proc(struct ext2_dir_entry *de, int offset, int blocksize,
 		return 0;
 	s->others++;
 	return DIRENT_ABORT;
-}
-
-/* The directory inode and its blocks go, as copyin_remove.c's
- * free_inode does for a file (kept separate while lib/ is being split
- * into layers; the two should meet in fs/ then). */
-static errcode_t free_dir(struct e3_image *img, ext2_ino_t ino,
-			  struct ext2_inode *inode)
-{
-	ext2_filsys fs = img->fs;
-	blk64_t ea = ext2fs_file_acl_block(fs, inode);
-	__u32 refs = 0;
-	errcode_t err;
-
-	if (ext2fs_inode_has_valid_blocks2(fs, inode) &&
-	    (err = ext2fs_punch(fs, ino, inode, NULL, 0, ~0ULL)))
-		return err;
-	if (ea) {
-		err = ext2fs_adjust_ea_refcount3(fs, ea, NULL, -1, &refs, ino);
-		if (err)
-			return err;
-		if (refs == 0) {
-			if (img->journal)
-				e3_journal_revoke(img->journal, ea);
-			ext2fs_block_alloc_stats2(fs, ea, -1);
-		}
-		ext2fs_file_acl_block_set(fs, inode, 0);
-	}
-	inode->i_links_count = 0;
-	inode->i_size = 0;
-	inode->i_dtime = img->clock > 0 ? (__u32)img->clock :
-			 img->clock == 0 ? fs->super->s_inodes_count :
-			 (__u32)time(NULL);
-	err = ext2fs_write_inode(fs, ino, inode);
-	if (!err)
-		ext2fs_inode_alloc_stats2(fs, ino, -1, 1);
-	return err;
 }
 
 static errcode_t rmdir_locked(struct e3_image *img, ext2_ino_t dir,
@@ -122,7 +86,7 @@ static errcode_t rmdir_locked(struct e3_image *img, ext2_ino_t dir,
 		parent.i_links_count--;
 	err = ext2fs_write_inode(fs, dir, &parent);
 	if (!err)
-		err = free_dir(img, ino, &inode);
+		err = e3_inode_release(img, ino, &inode, 1);
 	if (err) {
 		/* part of it done: never commit any of it */
 		e3_undo_begin(img);
@@ -211,7 +175,7 @@ errcode_t e3_removexattr(e3_image_t *img, ext2_ino_t ino, const char *name)
 				err = ENODATA;
 		}
 		/* a freed EA block reaches the allocator's stats hook, which
-		 * revokes it (see copyin_remove.c) */
+		 * revokes it (see remove.c) */
 		if (!err)
 			err = ext2fs_xattr_remove(h, name);
 		err2 = ext2fs_xattrs_close(&h);
@@ -284,7 +248,7 @@ errcode_t e3_punch(e3_image_t *img, ext2_ino_t ino, uint64_t start,
 	if (!err)
 		err = e3_map_owned(img, ino, &inode, 0);
 	/* freed blocks reach the allocator's stats hook, which revokes
-	 * each (see copyin_remove.c); punch writes the inode */
+	 * each (see remove.c); punch writes the inode */
 	if (!err && ext2fs_inode_has_valid_blocks2(fs, &inode)) {
 		err = ext2fs_punch(fs, ino, &inode, NULL, start, end);
 		if (err) {

@@ -1,6 +1,7 @@
 /*
- * copyin_remove.c: e3_remove, for e3cp --overwrite and device tables that
- * replace entries. One atomic operation under fs_lock: the entry goes, the
+ * remove.c: e3_remove, for e3cp --overwrite, device tables that replace
+ * entries and e3debugfs' rm; and e3_inode_release, the last-link part
+ * that e3debugfs' rmdir (shell_ops.c) shares. One atomic operation under fs_lock: the entry goes, the
  * link count drops, and on the last link the blocks (data, indirect, EA)
  * and the inode are freed. Freed blocks reach the allocator's deferred
  * list through its libext2fs stats hook (reusable after the commit),
@@ -23,13 +24,13 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "fs/image.h"
+#include "image.h"
 #include "journal/journal.h"
-#include "fs/load_int.h"
-#include "fs/dirfind.h"
+#include "load_int.h"
+#include "dirfind.h"
 
 /* The EA block has the header ext2fs_adjust_ea_refcount3 wants (else
- * free_inode would fail after punch, half way through the removal). */
+ * e3_inode_release would fail after punch, half way through the removal). */
 static errcode_t ea_sound(ext2_filsys fs, blk64_t ea, ext2_ino_t ino)
 {
 	struct ext2_ext_attr_header *h;
@@ -60,8 +61,8 @@ static errcode_t own_blocks(struct e3_image *img, ext2_ino_t ino,
 	return !err && ea ? ea_sound(img->fs, ea, ino) : err;
 }
 
-static errcode_t free_inode(struct e3_image *img, ext2_ino_t ino,
-			    struct ext2_inode *inode)
+errcode_t e3_inode_release(struct e3_image *img, ext2_ino_t ino,
+			   struct ext2_inode *inode, int is_dir)
 {
 	ext2_filsys fs = img->fs;
 	blk64_t ea = ext2fs_file_acl_block(fs, inode);
@@ -90,6 +91,8 @@ static errcode_t free_inode(struct e3_image *img, ext2_ino_t ino,
 		ext2fs_file_acl_block_set(fs, inode, 0);
 	}
 	inode->i_links_count = 0;
+	if (is_dir)
+		inode->i_size = 0;
 	/* the image's clock when fixed. At 0 e2fsck would take dtime 0 for
 	 * a deleted inode nobody stamped, and one below the inode count for
 	 * an orphan-list link (unless the superblock's times are that low,
@@ -100,7 +103,7 @@ static errcode_t free_inode(struct e3_image *img, ext2_ino_t ino,
 			 (__u32)time(NULL);
 	err = ext2fs_write_inode(fs, ino, inode);
 	if (!err)
-		ext2fs_inode_alloc_stats2(fs, ino, -1, 0);
+		ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);
 	return err;
 }
 
@@ -153,7 +156,7 @@ static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
 		}
 		return err;
 	}
-	err = free_inode(img, ino, &inode);
+	err = e3_inode_release(img, ino, &inode, 0);
 	if (err) {
 		/* Half freed, and its blocks revoked: the revokes drop them
 		 * from the checkpoint, so the file cannot simply come back
