@@ -1,0 +1,200 @@
+/*
+ * cmd_views.c: views debugfs lacks, from the inspection layer
+ * (e3_inspect.h), so they count exactly as e3fsck --layout and e3defrag:
+ *
+ *   runs FILE      the file's runs in e2fsck's block order (indirect
+ *                  blocks included, in line), each with its logical and
+ *                  physical start, length, block group and why it ends:
+ *                  a hole in the file, or what holds the block after it
+ *                  (free space, group metadata, another block in use);
+ *                  then its blocks, runs, groups crossed, excess runs
+ *                  and e2fsck's non-contiguous verdict.
+ *   map SVGFILE    the block-map picture of the whole volume: one band
+ *                  per block group, coloured by what the blocks hold;
+ *                  prints the block count of each colour.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dbg.h"
+
+struct run {
+	e2_blkcnt_t lblk;	/* first logical block; < 0: an indirect one */
+	blk64_t start, len;
+	e2_blkcnt_t next_lblk;	/* the logical block that did not follow */
+};
+
+struct runs_walk {
+	struct run *v;
+	size_t n, cap;
+	e2_blkcnt_t last_data;	/* last data block's logical number */
+	struct e3_runs fig;
+	blk64_t first, nblocks;
+	errcode_t err;
+};
+
+static int visit(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
+		 blk64_t ref_blk, int ref_offset, void *priv)
+{
+	struct runs_walk *w = priv;
+	blk64_t b = *blocknr;
+	struct run *r;
+
+	(void)fs; (void)ref_blk; (void)ref_offset;
+	e3_runs_step(&w->fig, b);
+	if (b < w->first || b >= w->nblocks)
+		return 0;
+	e3_runs_add(&w->fig, b);
+	r = w->n ? &w->v[w->n - 1] : NULL;
+	if (r && r->start + r->len == b) {
+		r->len++;
+	} else {
+		if (r)
+			r->next_lblk = blockcnt;
+		if (w->n == w->cap) {
+			size_t cap = w->cap ? w->cap * 2 : 16;
+			struct run *v = realloc(w->v, cap * sizeof(*v));
+
+			if (!v) {
+				w->err = ENOMEM;
+				return BLOCK_ABORT;
+			}
+			w->v = v;
+			w->cap = cap;
+		}
+		w->v[w->n++] = (struct run){ blockcnt, b, 1, 0 };
+	}
+	if (blockcnt >= 0)
+		w->last_data = blockcnt;
+	return 0;
+}
+
+/* b holds a superblock or descriptor copy, reserved GDT, a bitmap or an
+ * inode table block of its group. */
+static int is_group_meta(ext2_filsys fs, blk64_t b)
+{
+	dgrp_t g = ext2fs_group_of_blk2(fs, b);
+	blk64_t super = 0, old_desc = 0, new_desc = 0, it;
+	blk_t used = 0;
+
+	ext2fs_super_and_bgd_loc2(fs, g, &super, &old_desc, &new_desc, &used);
+	if (used && b >= super && b < super + used)
+		return 1;
+	it = ext2fs_inode_table_loc(fs, g);
+	return b == ext2fs_block_bitmap_loc(fs, g) ||
+	       b == ext2fs_inode_bitmap_loc(fs, g) ||
+	       (b >= it && b < it + fs->inode_blocks_per_group);
+}
+
+/* Why run i ends (the next run does not start at its last block + 1). */
+static const char *break_cause(struct dbg *d, const struct runs_walk *w,
+			       size_t i, const struct run *r)
+{
+	blk64_t after = r->start + r->len;
+	e2_blkcnt_t last;
+
+	if (i + 1 == w->n)
+		return "end of file";
+	/* the run's last logical data block, and the next run's first */
+	last = r->lblk >= 0 ? r->lblk + (e2_blkcnt_t)r->len - 1 : -1;
+	if (r->next_lblk >= 0 && last >= 0 && r->next_lblk > last + 1)
+		return "hole in the file";
+	if (after >= w->nblocks)
+		return "end of the filesystem";
+	if (!d->fs->block_map)
+		return "next block: bitmaps not loaded (-c)";
+	if (!ext2fs_test_block_bitmap2(d->fs->block_map, after))
+		return "next block free";
+	if (is_group_meta(d->fs, after))
+		return "next block is group metadata";
+	return "next block in use (another file or the journal)";
+}
+
+DBG_CMD(do_runs)
+{
+	struct dbg *d = dbg_of(info);
+	struct runs_walk w;
+	struct e3_layout_file lf;
+	struct ext2_inode in;
+	ext2_ino_t ino;
+	errcode_t err;
+
+	if (dbg_args(d, argc, 2, 2, "runs FILE"))
+		return;
+	if (!(ino = dbg_inode(d, argv[1])))
+		return;
+	if ((err = ext2fs_read_inode(d->fs, ino, &in))) {
+		dbg_fail(d, err, "%s", argv[1]);
+		return;
+	}
+	memset(&w, 0, sizeof(w));
+	w.first = d->fs->super->s_first_data_block;
+	w.nblocks = ext2fs_blocks_count(d->fs->super);
+	e3_runs_init(&w.fig, d->fs->super);
+	if (ext2fs_inode_has_valid_blocks2(d->fs, &in)) {
+		err = ext2fs_block_iterate3(d->fs, ino, BLOCK_FLAG_READ_ONLY,
+					    NULL, visit, &w);
+		if (!err)
+			err = w.err;
+		if (err) {
+			dbg_fail(d, err, "%s", argv[1]);
+			free(w.v);
+			return;
+		}
+	}
+	fprintf(d->out, "%4s %10s %12s %8s %6s  %s\n", "RUN", "LOGICAL",
+		"PHYSICAL", "LENGTH", "GROUP", "ENDS BECAUSE");
+	for (size_t i = 0; i < w.n; i++) {
+		const struct run *r = &w.v[i];
+		char lbuf[24];
+
+		if (r->lblk >= 0)
+			snprintf(lbuf, sizeof(lbuf), "%lld", (long long)r->lblk);
+		else
+			snprintf(lbuf, sizeof(lbuf), "(%s)", r->lblk == -1 ? "IND" :
+				 r->lblk == -2 ? "DIND" : "TIND");
+		fprintf(d->out, "%4zu %10s %12llu %8llu %6u  %s\n", i + 1, lbuf,
+			(unsigned long long)r->start, (unsigned long long)r->len,
+			ext2fs_group_of_blk2(d->fs, r->start),
+			break_cause(d, &w, i, r));
+	}
+	e3_runs_figures(&w.fig, &lf);
+	fprintf(d->out, "%llu blocks in %u runs over %u groups: %u excess; "
+		"e2fsck: %s\n", (unsigned long long)lf.blocks, lf.runs,
+		lf.groups, lf.excess,
+		w.fig.fragmented ? "non-contiguous" : "contiguous");
+	free(w.v);
+}
+
+DBG_CMD(do_map)
+{
+	struct dbg *d = dbg_of(info);
+	struct e3_map_stats st;
+	errcode_t err;
+	FILE *out;
+
+	if (dbg_args(d, argc, 2, 2, "map SVGFILE"))
+		return;
+	if (dbg_need_bitmaps(d))
+		return;
+	out = fopen(argv[1], "w");
+	if (!out) {
+		dbg_fail(d, errno, "%s", argv[1]);
+		return;
+	}
+	err = e3_map_svg(d->fs, out, d->image, &st);
+	if (fclose(out) && !err)
+		err = errno;
+	if (err) {
+		dbg_fail(d, err, "%s", argv[1]);
+		return;
+	}
+	fprintf(d->out, "%s: %u bands, %llu blocks a cell\n", argv[1], st.bands,
+		(unsigned long long)st.cell_blocks);
+	for (int c = 0; c < E3_MAP_NCLASS; c++)
+		fprintf(d->out, "%s: %llu blocks\n", e3_map_class_name(c),
+			(unsigned long long)st.blocks[c]);
+	fprintf(d->out, "fragmented files: %llu\n",
+		(unsigned long long)st.fragmented_files);
+}
