@@ -91,6 +91,10 @@ struct e3_defrag_opts {
 	volatile sig_atomic_t *stop;
 	void (*event)(void *ctx, const struct e3_defrag_event *ev);
 	void *event_ctx;
+	/* the block-map pictures (e3_map_svg): before any move, and after
+	 * the last commit (not in a dry run: nothing moves); NULL: none.
+	 * The caller opens and closes the streams. */
+	FILE *map_before, *map_after;
 };
 void e3_defrag_opts_init(struct e3_defrag_opts *o);
 

@@ -8,6 +8,7 @@
  * usage, 32 interrupted (--max-time, SIGINT, SIGTERM) at a transaction
  * boundary — the image is consistent and a rerun continues.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -30,6 +31,7 @@ struct args {
 	int dry_run, verbose, json, progress, quiet, force;
 	struct e3_defrag_opts o;
 	const char *image;
+	const char *map_before, *map_after;	/* SVG files to write */
 	int bar_shown;
 	FILE *files;			/* --json -v: the file list, buffered */
 	char *files_buf;
@@ -51,7 +53,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 "usage: %s [-n] [-v] [--json] [--progress|--quiet] [--max-time SECS]\n"
-"       [--min-runs N] [--compact] [-f] IMAGE [PATH...]\n"
+"       [--min-runs N] [--compact] [--map-before FILE.svg]\n"
+"       [--map-after FILE.svg] [-f] IMAGE [PATH...]\n"
 "  -n, --dry-run     plan only: predicted figures, the image untouched\n"
 "  -v, --verbose     list each file moved (runs before -> after) or left\n"
 "  --json            the report as JSON on stdout\n"
@@ -60,6 +63,9 @@ static void usage(FILE *out)
 "  --min-runs N      move every file of at least N runs (N >= 2)\n"
 "  --compact         then gather free space: empty the groups whose free\n"
 "                    space is in the most pieces into large free extents\n"
+"  --map-before SVG, --map-after SVG  the block-map picture of the volume\n"
+"                    before the first move, after the last (one band per\n"
+"                    block group, fragmented file data in red)\n"
 "  -f, --force       defragment an image without a journal (not crash-safe)\n"
 "  PATH              only these files and directory trees (absolute paths\n"
 "                    inside the image)\n"
@@ -69,7 +75,7 @@ static void usage(FILE *out)
 }
 
 enum { OPT_JSON = 256, OPT_PROGRESS, OPT_QUIET, OPT_MAX_TIME, OPT_MIN_RUNS,
-       OPT_COMPACT };
+       OPT_COMPACT, OPT_MAP_BEFORE, OPT_MAP_AFTER };
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -84,6 +90,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 		{ "min-runs", required_argument, NULL, OPT_MIN_RUNS },
 		{ "compact", no_argument, NULL, OPT_COMPACT },
+		{ "map-before", required_argument, NULL, OPT_MAP_BEFORE },
+		{ "map-after", required_argument, NULL, OPT_MAP_AFTER },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -99,6 +107,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'h': usage(stdout); exit(EXIT_DONE);
 		case OPT_JSON: a->json = 1; break;
 		case OPT_COMPACT: a->o.compact = 1; break;
+		case OPT_MAP_BEFORE: a->map_before = optarg; break;
+		case OPT_MAP_AFTER: a->map_after = optarg; break;
 		case OPT_PROGRESS: a->progress = 1; a->quiet = 0; break;
 		case 'q':
 		case OPT_QUIET: a->quiet = 1; a->progress = 0; break;
@@ -139,6 +149,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->o.npaths = (size_t)(argc - optind);
 	a->o.dry_run = a->dry_run;
 	a->o.force = a->force;
+	if (a->dry_run && a->map_after) {
+		tool_usage_error("--map-after with -n: a dry run moves nothing "
+				 "(--map-before draws the image as it is)");
+		return -1;
+	}
 	if (!a->quiet && !a->json && (a->progress || isatty(2)))
 		a->progress = 1;
 	else
@@ -406,6 +421,35 @@ static void catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* The picture files are opened before the run, so that a bad path is
+ * refused before anything moves. */
+static int open_maps(struct args *a)
+{
+	if (a->map_before && !(a->o.map_before = fopen(a->map_before, "w"))) {
+		tool_error(a->map_before, errno, NULL);
+		return -1;
+	}
+	if (a->map_after && !(a->o.map_after = fopen(a->map_after, "w"))) {
+		tool_error(a->map_after, errno, NULL);
+		if (a->o.map_before)
+			fclose(a->o.map_before);
+		return -1;
+	}
+	return 0;
+}
+
+static int close_maps(struct args *a)
+{
+	int bad = 0;
+
+	errno = 0;
+	if (a->o.map_before && fclose(a->o.map_before))
+		bad = -1;
+	if (a->o.map_after && fclose(a->o.map_after))
+		bad = -1;
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	struct args a;
@@ -431,7 +475,11 @@ int main(int argc, char **argv)
 	    !parse_uint(getenv("E3_DEFRAG_COMMIT_EVERY"), 0, UINT32_MAX, &every))
 		a.o.commit_every = (unsigned)every;
 	catch_signals();
+	if (open_maps(&a))
+		return EXIT_ERROR;
 	err = e3_defrag_image(a.image, &a.o, &r);
+	if (close_maps(&a) && !err)
+		err = errno ? errno : EIO;
 	if (a.bar_shown)
 		fputc('\n', stderr);
 	if (err)

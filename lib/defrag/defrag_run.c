@@ -220,6 +220,20 @@ static errcode_t open_image(const char *path, const struct e3_defrag_opts *o,
 	return 0;
 }
 
+/* The block-map picture of the image as it stands (lib/inspect). */
+static errcode_t draw_map(e3_image_t *img, FILE *out, const char *path,
+			  const char *when)
+{
+	char title[512];
+	errcode_t err;
+
+	snprintf(title, sizeof(title), "%s, %s e3defrag", path, when);
+	e3_fs_lock(img);
+	err = e3_map_svg(img->fs, out, title, NULL);
+	e3_fs_unlock(img);
+	return err;
+}
+
 static errcode_t run(struct df_ctx *c)
 {
 	errcode_t err;
@@ -248,6 +262,8 @@ static errcode_t run(struct df_ctx *c)
 		err = e3_journal_commit(c->img->journal, 0);
 		e3_fs_unlock(c->img);
 	}
+	if (!err && !c->o->dry_run && c->o->map_after)
+		err = draw_map(c->img, c->o->map_after, c->img->path, "after");
 	return err;
 }
 
@@ -275,6 +291,10 @@ errcode_t e3_defrag_image(const char *path, const struct e3_defrag_opts *o,
 		return err;
 	}
 	rep->have_before = 1;
+	if (o->map_before && (err = draw_map(img, o->map_before, path, "before"))) {
+		e3_image_abort(img);
+		return err;
+	}
 	memset(&c, 0, sizeof(c));
 	c.img = img;
 	c.fs = img->fs;
