@@ -7,6 +7,8 @@
 #    picture renders (rsvg-convert) to a non-empty PNG, its legend's free
 #    blocks equal the superblock's, fragmented file data is there before
 #    e3defrag and gone after;
+#  - e3debugfs `groups`, `freemap`, `owner`: against dumpe2fs (per-group
+#    counts, Free blocks ranges) and debugfs icheck/ncheck;
 #  - bad input: a missing file, a map path that cannot be written, -n with
 #    --map-after.
 
@@ -123,4 +125,125 @@ PY
 	run e3defrag -n --map-before "$T/b.svg" "$T/f.img"
 	assert_status 0
 	renders "$T/b.svg"
+}
+
+# dumpe2fs_groups IMG: "GROUP FREE_BLOCKS FREE_INODES DIRS LARGEST" per
+# group, from dumpe2fs' descriptor line and its "Free blocks:" ranges
+dumpe2fs_groups() {
+	dumpe2fs "$1" 2>/dev/null | python3 -c '
+import re, sys
+g = None
+for line in sys.stdin:
+    m = re.match(r"Group (\d+):", line)
+    if m:
+        g = m.group(1)
+    m = re.match(r"\s+(\d+) free blocks, (\d+) free inodes, (\d+) directories", line)
+    if m and g is not None:
+        counts = m.groups()
+    m = re.match(r"\s+Free blocks: ?(.*)", line)
+    if m and g is not None:
+        big = 0
+        for r in filter(None, (x.strip() for x in m.group(1).split(","))):
+            a, _, b = r.partition("-")
+            big = max(big, int(b or a) - int(a) + 1)
+        print(g, *counts, big)
+' || return 1
+}
+
+# dumpe2fs_free IMG GROUP: that group's free extents as "START LENGTH"
+dumpe2fs_free() {
+	dumpe2fs "$1" 2>/dev/null | python3 -c '
+import re, sys
+g = None
+for line in sys.stdin:
+    m = re.match(r"Group (\d+):", line)
+    if m:
+        g = int(m.group(1))
+    m = re.match(r"\s+Free blocks: ?(.*)", line)
+    if m and g == int(sys.argv[1]):
+        for r in filter(None, (x.strip() for x in m.group(1).split(","))):
+            a, _, b = r.partition("-")
+            print(a, int(b or a) - int(a) + 1)
+' "$2" || return 1
+}
+
+@test "e3debugfs groups: each group's counts and largest free extent are dumpe2fs'; totals add up" {
+	frag "$T/f.img"
+	dumpe2fs_groups "$T/f.img" > "$T/want"
+	[ "$(wc -l < "$T/want")" -ge 2 ]
+	run e3debugfs -R groups "$T/f.img"
+	assert_status 0
+	awk '$1 ~ /^[0-9]+$/ {print $1, $3, $4, $5, $6}' <<<"$output" > "$T/got"
+	diff -u "$T/want" "$T/got"
+	free=$(dumpe2fs -h "$T/f.img" 2>/dev/null | awk -F: '/^Free blocks/ {print $2+0}')
+	inos=$(dumpe2fs -h "$T/f.img" 2>/dev/null | awk -F: '/^Free inodes/ {print $2+0}')
+	assert_output_has "total: $(wc -l < "$T/want") groups, $free free blocks, $inos free inodes"
+	run e3debugfs -R "groups 0" "$T/f.img"
+	assert_status 1
+	assert_output_has "usage: groups"
+}
+
+@test "e3debugfs freemap: every group's free extents are dumpe2fs' Free blocks ranges" {
+	frag "$T/f.img"
+	ngroups=$(dumpe2fs_groups "$T/f.img" | wc -l)
+	total=0
+	for g in $(seq 0 $((ngroups - 1))); do
+		dumpe2fs_free "$T/f.img" "$g" > "$T/want"
+		run e3debugfs -R "freemap $g" "$T/f.img"
+		assert_status 0
+		awk 'NF == 2 && $1 ~ /^[0-9]+$/ {print $1, $2}' <<<"$output" > "$T/got"
+		diff -u "$T/want" "$T/got"
+		n=$(wc -l < "$T/want")
+		blocks=$(awk '{s += $2} END {print s + 0}' "$T/want")
+		assert_output_has "$n free extents, $blocks free blocks"
+		total=$((total + blocks))
+	done
+	# a fragmented image has several
+	[ "$(dumpe2fs_free "$T/f.img" 0 | wc -l)" -gt 1 ]
+	run e3debugfs -R freemap "$T/f.img"
+	assert_status 0
+	assert_output_has "free extents, $total free blocks"
+	[ "$(grep -c '^group ' <<<"$output")" -eq "$ngroups" ]
+	run e3debugfs -R "freemap $ngroups" "$T/f.img"
+	assert_status 1
+	run e3debugfs -R "freemap x" "$T/f.img"
+	assert_status 1
+	run e3debugfs -R "freemap 0 1" "$T/f.img"
+	assert_status 1
+}
+
+@test "e3debugfs owner: file blocks name icheck's inode and ncheck's path; metadata and free blocks are named" {
+	frag "$T/f.img"
+	# data blocks of a fragmented file and an indirect block of it
+	run debugfs -R "stat /b3" "$T/f.img"
+	assert_status 0
+	ind=$(sed -n 's/.*(IND):\([0-9]*\).*/\1/p' <<<"$output" | head -1)
+	blk=$(debugfs -R "bmap /b3 0" "$T/f.img" 2>/dev/null)
+	[ -n "$ind" ] && [ -n "$blk" ]
+	ino=$(debugfs -R "icheck $blk" "$T/f.img" 2>/dev/null | awk -v b="$blk" '$1 == b {print $2}')
+	path=$(debugfs -R "ncheck $ino" "$T/f.img" 2>/dev/null | awk -v i="$ino" '$1 == i {print $2}' | tr -s /)
+	[ "$path" = /b3 ] || { echo "blk=$blk ino=$ino path=$path" >&2; false; }
+	bb1=$(dumpe2fs "$T/f.img" 2>/dev/null | sed -n '/^Group 1:/,$ s/.*Block bitmap at \([0-9]*\).*/\1/p' | head -1)
+	it1=$(dumpe2fs "$T/f.img" 2>/dev/null | sed -n '/^Group 1:/,$ s/.*Inode table at \([0-9]*\)-.*/\1/p' | head -1)
+	freeb=$(dumpe2fs_free "$T/f.img" 1 | awk 'NR == 1 {print $1}')
+	run e3debugfs -R "owner $blk $ind 1 $bb1 $it1 $freeb" "$T/f.img"
+	assert_status 0
+	assert_output_has "$blk: inode $ino $path (data block, logical 0)"
+	assert_output_has "$ind: inode $ino $path (indirect block IND)"
+	assert_output_has "1: superblock of group 0"
+	assert_output_has "$bb1: block bitmap of group 1"
+	ipg=$(dumpe2fs -h "$T/f.img" 2>/dev/null | awk -F: '/^Inodes per group/ {print $2+0}')
+	assert_output_has "$it1: inode table of group 1 (block 0, inodes $((ipg + 1))-"
+	assert_output_has "$freeb: free"
+	jino=$(dumpe2fs -h "$T/f.img" 2>/dev/null | awk -F: '/^Journal inode/ {print $2+0}')
+	jblk=$(debugfs -R "bmap <$jino> 0" "$T/f.img" 2>/dev/null)
+	run e3debugfs -R "owner $jblk" "$T/f.img"
+	assert_status 0
+	assert_output_has "$jblk: journal (inode $jino, data block, logical 0)"
+	run e3debugfs -R "owner" "$T/f.img"
+	assert_status 1
+	run e3debugfs -R "owner 99999999" "$T/f.img"
+	assert_status 1
+	run e3debugfs -R "owner zz" "$T/f.img"
+	assert_status 1
 }
