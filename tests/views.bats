@@ -8,7 +8,8 @@
 #    blocks equal the superblock's, fragmented file data is there before
 #    e3defrag and gone after;
 #  - e3debugfs `groups`, `freemap`, `owner`: against dumpe2fs (per-group
-#    counts, Free blocks ranges) and debugfs icheck/ncheck;
+#    counts, Free blocks ranges) and debugfs icheck/ncheck; `frag`
+#    against e3fsck --layout --json (totals, worst files);
 #  - bad input: a missing file, a map path that cannot be written, -n with
 #    --map-after.
 
@@ -245,5 +246,52 @@ for line in sys.stdin:
 	run e3debugfs -R "owner 99999999" "$T/f.img"
 	assert_status 1
 	run e3debugfs -R "owner zz" "$T/f.img"
+	assert_status 1
+}
+
+@test "e3debugfs frag: totals and worst files equal e3fsck --layout --json's; -n and DIR; bad arguments fail" {
+	frag "$T/f.img"
+	run e3fsck -n --layout --json "$T/f.img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/layout.json"
+	run e3debugfs -R "frag -n 1000" "$T/f.img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/frag.out"
+	python3 - "$T/layout.json" "$T/frag.out" <<'PY' || return 1
+import json, re, sys
+l = json.load(open(sys.argv[1]))["layout"]
+out = open(sys.argv[2]).read().splitlines()
+want = ("files with blocks: %d, total runs: %d, excess runs: %d, "
+        "non-contiguous: %d files, %d directories" % (
+        l["files_with_blocks"], l["total_runs"], l["total_excess_runs"],
+        l["noncontig_files"], l["noncontig_dirs"]))
+assert out[-1] == want, (out[-1], want)
+rows = [r.split() for r in out[1:-1]]
+assert rows, "no fragmented file listed"
+got = {int(r[4]): (int(r[1]), int(r[2]), int(r[0])) for r in rows}
+assert int(rows[0][0]) == l["max_excess_runs"], rows[0]
+for f in l["worst_runs"] + l["worst_excess_runs"]:
+    assert got.get(f["ino"]) == (f["runs"], f["groups"], f["excess_runs"]), f
+    path = [r[5] for r in rows if int(r[4]) == f["ino"]][0]
+    assert path == f["path"], (path, f["path"])
+# sorted: excess, then runs, descending
+keys = [(int(r[0]), int(r[1])) for r in rows]
+assert keys == sorted(keys, reverse=True), keys
+PY
+	run e3debugfs -R "frag -n 0" "$T/f.img"
+	assert_status 0
+	[ "$(grep -cE "^ +[0-9]+ " <<<"$output")" -eq 0 ] || { echo "$output" >&2; false; }
+	# DIR: the worst file under / is the whole filesystem's worst
+	top=$(sed -n 2p "$T/frag.out")
+	run e3debugfs -R "frag -n 1 /" "$T/f.img"
+	assert_status 0
+	[ "$(sed -n 2p <<<"$output")" = "$top" ]
+	run e3debugfs -R "frag -n x" "$T/f.img"
+	assert_status 1
+	run e3debugfs -R "frag /nonesuch" "$T/f.img"
+	assert_status 1
+	run e3debugfs -R "frag /s2" "$T/f.img"
+	assert_status 1
+	run e3debugfs -R "frag / /" "$T/f.img"
 	assert_status 1
 }
