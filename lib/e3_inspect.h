@@ -147,6 +147,11 @@ struct e3_map_stats {
 errcode_t e3_map_svg(ext2_filsys fs, FILE *out, const char *title,
 		     struct e3_map_stats *st);
 const char *e3_map_class_name(enum e3_map_class c);
+/* The same picture as text to out: a line per band (its first group, then
+ * one character a cell: e3_map_class_char of the cell's class, blank past
+ * the last block), then a legend line per class with its block count. */
+errcode_t e3_map_text(ext2_filsys fs, FILE *out, struct e3_map_stats *st);
+char e3_map_class_char(enum e3_map_class c);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,8 @@
 #    e3defrag and gone after;
 #  - e3debugfs `groups`, `freemap`, `owner`: against dumpe2fs (per-group
 #    counts, Free blocks ranges) and debugfs icheck/ncheck; `frag`
-#    against e3fsck --layout --json (totals, worst files);
+#    against e3fsck --layout --json (totals, worst files); `map --text`
+#    has a line per group and the SVG's legend, `map -o` is `map FILE`;
 #  - bad input: a missing file, a map path that cannot be written, -n with
 #    --map-after.
 
@@ -293,5 +294,43 @@ PY
 	run e3debugfs -R "frag /s2" "$T/f.img"
 	assert_status 1
 	run e3debugfs -R "frag / /" "$T/f.img"
+	assert_status 1
+}
+
+@test "e3debugfs map --text: a line per group, the SVG's counts; -o FILE is map FILE; bad arguments fail" {
+	frag "$T/f.img"
+	run e3debugfs -R "map $T/a.svg" "$T/f.img"
+	assert_status 0
+	run e3debugfs -R "map -o $T/b.svg" "$T/f.img"
+	assert_status 0
+	cmp "$T/a.svg" "$T/b.svg"
+	renders "$T/b.svg"
+	run e3debugfs -R "map --text" "$T/f.img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/map.txt"
+	groups=$(dumpe2fs -h "$T/f.img" 2>/dev/null | awk -F: '/^Block count/ {b = $2} /^Blocks per group/ {p = $2} /^First block/ {f = $2} END {print int((b - f + p - 1) / p)}')
+	bands=$(grep -cE '^ +[0-9]+ [.MJDfXo ]{256}$' "$T/map.txt")
+	[ "$bands" -eq "$groups" ] || { echo "bands $bands, groups $groups" >&2; false; }
+	# the legend is the SVG's, class by class
+	for c in free 'group metadata' journal directories 'file data, contiguous' 'file data, fragmented' 'other used'; do
+		n=$(sed -n "s|^. $c: \([0-9]*\) blocks$|\1|p" "$T/map.txt")
+		[ "$n" = "$(legend "$T/a.svg" "$c")" ] || { echo "$c: text $n" >&2; false; }
+	done
+	free=$(dumpe2fs -h "$T/f.img" 2>/dev/null | awk -F: '/^Free blocks/ {print $2+0}')
+	assert_output_has ". free: $free blocks"
+	# fragmented data is drawn, and there is free space and metadata
+	grep -E '^ +[0-9]+ ' "$T/map.txt" | grep -q X
+	grep -E '^ +[0-9]+ ' "$T/map.txt" | grep -q M
+	run e3debugfs -R "map --text -o $T/c.svg" "$T/f.img"
+	assert_status 0
+	cmp "$T/a.svg" "$T/c.svg"
+	run e3debugfs -R "map" "$T/f.img"
+	assert_status 1
+	assert_output_has "usage: map"
+	run e3debugfs -R "map -x" "$T/f.img"
+	assert_status 1
+	run e3debugfs -R "map a.svg b.svg" "$T/f.img"
+	assert_status 1
+	run e3debugfs -R "map -o" "$T/f.img"
 	assert_status 1
 }
