@@ -72,21 +72,12 @@ static int visit(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
 	return 0;
 }
 
-/* b holds a superblock or descriptor copy, reserved GDT, a bitmap or an
- * inode table block of its group. */
+/* b holds group metadata (lib/inspect's classification). */
 static int is_group_meta(ext2_filsys fs, blk64_t b)
 {
-	dgrp_t g = ext2fs_group_of_blk2(fs, b);
-	blk64_t super = 0, old_desc = 0, new_desc = 0, it;
-	blk_t used = 0;
+	struct e3_meta_owner m;
 
-	ext2fs_super_and_bgd_loc2(fs, g, &super, &old_desc, &new_desc, &used);
-	if (used && b >= super && b < super + used)
-		return 1;
-	it = ext2fs_inode_table_loc(fs, g);
-	return b == ext2fs_block_bitmap_loc(fs, g) ||
-	       b == ext2fs_inode_bitmap_loc(fs, g) ||
-	       (b >= it && b < it + fs->inode_blocks_per_group);
+	return !e3_meta_owner(fs, b, &m) && m.kind != E3_META_NONE;
 }
 
 /* Why run i ends (the next run does not start at its last block + 1). */

@@ -222,21 +222,16 @@ static void add_metadata(struct map *m)
 	}
 }
 
-/* Free extents from the bitmap. */
+static int add_free_extent(blk64_t start, blk64_t len, void *priv)
+{
+	add_range(priv, start, len, E3_MAP_FREE);
+	return 0;
+}
+
+/* Free extents from the bitmap (groups.c's scan). */
 static void add_free(struct map *m)
 {
-	blk64_t end = m->nblocks - 1, b = m->first, zero, set;
-
-	while (b <= end) {
-		if (ext2fs_find_first_zero_block_bitmap2(m->fs->block_map, b,
-							 end, &zero))
-			break;
-		if (ext2fs_find_first_set_block_bitmap2(m->fs->block_map, zero,
-							end, &set))
-			set = end + 1;
-		add_range(m, zero, set - zero, E3_MAP_FREE);
-		b = set;
-	}
+	e3_free_extents(m->fs, m->first, m->nblocks - 1, add_free_extent, m);
 }
 
 /* A cell's class: the one most of its blocks have; cells at the end of
