@@ -250,6 +250,22 @@ for line in sys.stdin:
 	assert_status 1
 }
 
+# many_frag IMG: small groups, small files with every other one removed,
+# then four big files written into the holes by debugfs (several files
+# with excess runs, as tests/unit/test_inspect.c makes them)
+many_frag() {
+	local img=$1 i
+	head -c 614400 /dev/urandom > "$T/big.dat"
+	head -c 3072 "$T/big.dat" > "$T/small.dat"
+	mke2fs -q -F -t ext3 -b 1024 -g 1024 -N 2048 "$img" 8M >/dev/null || return 1
+	{
+		for i in $(seq 0 299); do echo "write $T/small.dat s$i"; done
+		for i in $(seq 0 2 299); do echo "rm s$i"; done
+		for i in 0 1 2 3; do echo "write $T/big.dat big$i"; done
+	} > "$T/many.cmds"
+	debugfs -w -f "$T/many.cmds" "$img" >/dev/null 2>&1 || return 1
+}
+
 @test "e3debugfs frag: totals and worst files equal e3fsck --layout --json's; -n and DIR; bad arguments fail" {
 	frag "$T/f.img"
 	run e3fsck -n --layout --json "$T/f.img"
@@ -333,4 +349,27 @@ PY
 	assert_status 1
 	run e3debugfs -R "map -o" "$T/f.img"
 	assert_status 1
+}
+
+@test "e3debugfs frag: with several fragmented files, the list and its order are e3fsck's worst_excess_runs" {
+	many_frag "$T/m.img"
+	run e3fsck -n --layout --json "$T/m.img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/layout.json"
+	run e3debugfs -R "frag -n 1000" "$T/m.img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/frag.out"
+	python3 - "$T/layout.json" "$T/frag.out" <<'PY' || return 1
+import json, sys
+l = json.load(open(sys.argv[1]))["layout"]
+out = open(sys.argv[2]).read().splitlines()
+assert out[-1].startswith("files with blocks: %d, total runs: %d, excess runs: %d," % (
+    l["files_with_blocks"], l["total_runs"], l["total_excess_runs"])), out[-1]
+rows = [r.split() for r in out[1:-1]]
+excess = [r for r in rows if int(r[0]) > 0]
+assert len(excess) == l["files_with_excess_runs"] >= 2, (len(excess), l["files_with_excess_runs"])
+want = sorted(((f["excess_runs"], f["runs"]) for f in l["worst_excess_runs"]), reverse=True)
+got = [(int(r[0]), int(r[1])) for r in excess[:len(want)]]
+assert got == want, (got, want)
+PY
 }
