@@ -9,9 +9,11 @@
  *                  (free space, group metadata, another block in use);
  *                  then its blocks, runs, groups crossed, excess runs
  *                  and e2fsck's non-contiguous verdict.
- *   map SVGFILE    the block-map picture of the whole volume: one band
+ *   map [--text] [-o SVGFILE | SVGFILE]
+ *                  the block-map picture of the whole volume: one band
  *                  per block group, coloured by what the blocks hold;
- *                  prints the block count of each colour.
+ *                  prints the block count of each colour; --text draws
+ *                  it in the terminal, one character a cell.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,21 +72,12 @@ static int visit(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
 	return 0;
 }
 
-/* b holds a superblock or descriptor copy, reserved GDT, a bitmap or an
- * inode table block of its group. */
+/* b holds group metadata (lib/inspect's classification). */
 static int is_group_meta(ext2_filsys fs, blk64_t b)
 {
-	dgrp_t g = ext2fs_group_of_blk2(fs, b);
-	blk64_t super = 0, old_desc = 0, new_desc = 0, it;
-	blk_t used = 0;
+	struct e3_meta_owner m;
 
-	ext2fs_super_and_bgd_loc2(fs, g, &super, &old_desc, &new_desc, &used);
-	if (used && b >= super && b < super + used)
-		return 1;
-	it = ext2fs_inode_table_loc(fs, g);
-	return b == ext2fs_block_bitmap_loc(fs, g) ||
-	       b == ext2fs_inode_bitmap_loc(fs, g) ||
-	       (b >= it && b < it + fs->inode_blocks_per_group);
+	return !e3_meta_owner(fs, b, &m) && m.kind != E3_META_NONE;
 }
 
 /* Why run i ends (the next run does not start at its last block + 1). */
@@ -167,34 +160,86 @@ DBG_CMD(do_runs)
 	free(w.v);
 }
 
+#define MAP_USAGE "map [--text] [-o SVGFILE | SVGFILE]"
+
+/* map's arguments: --text, and -o FILE or FILE at most once; at least
+ * one of them. Returns 1 (and fails with the usage) when they are bad. */
+static int map_args(struct dbg *d, int argc, const char *const *argv,
+		    int *text, const char **svg)
+{
+	*text = 0;
+	*svg = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--text")) {
+			*text = 1;
+			continue;
+		}
+		if (!strcmp(a, "-o") && i + 1 < argc)
+			a = argv[++i];
+		else if (a[0] == '-')
+			goto usage;
+		if (*svg)
+			goto usage;
+		*svg = a;
+	}
+	if (*text || *svg)
+		return 0;
+usage:
+	dbg_fail(d, 0, "usage: " MAP_USAGE);
+	return 1;
+}
+
+static void map_report(struct dbg *d, const char *svg,
+		       const struct e3_map_stats *st)
+{
+	fprintf(d->out, "%s: %u bands, %llu blocks a cell\n", svg, st->bands,
+		(unsigned long long)st->cell_blocks);
+	for (int c = 0; c < E3_MAP_NCLASS; c++)
+		fprintf(d->out, "%s: %llu blocks\n", e3_map_class_name(c),
+			(unsigned long long)st->blocks[c]);
+	fprintf(d->out, "fragmented files: %llu\n",
+		(unsigned long long)st->fragmented_files);
+}
+
+static int map_svg(struct dbg *d, const char *path, struct e3_map_stats *st)
+{
+	errcode_t err;
+	FILE *out = fopen(path, "w");
+
+	if (!out) {
+		dbg_fail(d, errno, "%s", path);
+		return 1;
+	}
+	err = e3_map_svg(d->fs, out, d->image, st);
+	if (fclose(out) && !err)
+		err = errno;
+	if (err) {
+		dbg_fail(d, err, "%s", path);
+		return 1;
+	}
+	return 0;
+}
+
 DBG_CMD(do_map)
 {
 	struct dbg *d = dbg_of(info);
 	struct e3_map_stats st;
+	const char *svg;
 	errcode_t err;
-	FILE *out;
+	int text;
 
-	if (dbg_args(d, argc, 2, 2, "map SVGFILE"))
+	if (map_args(d, argc, argv, &text, &svg) || dbg_need_bitmaps(d))
 		return;
-	if (dbg_need_bitmaps(d))
+	if (svg && map_svg(d, svg, &st))
 		return;
-	out = fopen(argv[1], "w");
-	if (!out) {
-		dbg_fail(d, errno, "%s", argv[1]);
-		return;
-	}
-	err = e3_map_svg(d->fs, out, d->image, &st);
-	if (fclose(out) && !err)
-		err = errno;
-	if (err) {
-		dbg_fail(d, err, "%s", argv[1]);
+	if (text && (err = e3_map_text(d->fs, d->out, &st))) {
+		dbg_fail(d, err, "map --text");
 		return;
 	}
-	fprintf(d->out, "%s: %u bands, %llu blocks a cell\n", argv[1], st.bands,
-		(unsigned long long)st.cell_blocks);
-	for (int c = 0; c < E3_MAP_NCLASS; c++)
-		fprintf(d->out, "%s: %llu blocks\n", e3_map_class_name(c),
-			(unsigned long long)st.blocks[c]);
-	fprintf(d->out, "fragmented files: %llu\n",
-		(unsigned long long)st.fragmented_files);
+	if (svg && !text)
+		map_report(d, svg, &st);
+	else if (svg)
+		fprintf(d->out, "%s: written\n", svg);
 }

@@ -108,6 +108,10 @@ void dbg_new_attr(struct e3_attr *a, uint32_t mode);
  * counted). */
 void dbg_print_xattrs(struct dbg *d, ext2_ino_t ino, int statfmt);
 
+/* ino's path, found as ncheck finds it (the first directory naming it)
+ * then ext2fs_get_pathname; NULL when unreachable. ext2fs_free_mem it. */
+char *dbg_path_of(ext2_filsys fs, ext2_ino_t ino);
+
 /* The shell (shell.c) */
 void dbg_run_line(struct dbg *d, int sci, const char *line);
 

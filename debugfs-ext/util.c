@@ -194,3 +194,59 @@ void dbg_new_attr(struct e3_attr *a, uint32_t mode)
 	a->mode = mode;
 	a->atime = a->mtime = a->ctime = now;
 }
+
+struct parent_find {
+	ext2_ino_t ino, dir, found;
+};
+
+static int parent_entry(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
+			int offset, int blocksize, char *buf, void *priv)
+{
+	struct parent_find *p = priv;
+	int len = ext2fs_dirent_name_len(de);
+
+	(void)dir; (void)entry; (void)offset; (void)blocksize; (void)buf;
+	if (de->inode != p->ino || (len == 1 && de->name[0] == '.') ||
+	    (len == 2 && de->name[0] == '.' && de->name[1] == '.'))
+		return 0;
+	p->found = p->dir;
+	return DIRENT_ABORT;
+}
+
+/* The first directory with an entry naming ino (0: none), as ncheck. */
+static ext2_ino_t parent_of(ext2_filsys fs, ext2_ino_t ino)
+{
+	struct parent_find p = { ino, 0, 0 };
+	ext2_inode_scan scan;
+	struct ext2_inode in;
+	ext2_ino_t dir;
+
+	if (ext2fs_open_inode_scan(fs, 0, &scan))
+		return 0;
+	while (!p.found && !ext2fs_get_next_inode(scan, &dir, &in) && dir) {
+		if (!in.i_links_count || !LINUX_S_ISDIR(in.i_mode))
+			continue;
+		p.dir = dir;
+		ext2fs_dir_iterate2(fs, dir, 0, NULL, parent_entry, &p);
+	}
+	ext2fs_close_inode_scan(scan);
+	return p.found;
+}
+
+/* ino's path (ext2fs_get_pathname from its directory); NULL if none. */
+char *dbg_path_of(ext2_filsys fs, ext2_ino_t ino)
+{
+	struct ext2_inode in;
+	ext2_ino_t dir;
+	char *name = NULL;
+
+	if (ext2fs_read_inode(fs, ino, &in))
+		return NULL;
+	if (LINUX_S_ISDIR(in.i_mode))
+		dir = ino, ino = 0;
+	else if (!(dir = parent_of(fs, ino)))
+		return NULL;
+	if (ext2fs_get_pathname(fs, dir, ino, &name))
+		return NULL;
+	return name;
+}

@@ -63,6 +63,58 @@ void e3_free_extent_add(struct e3_layout *lay, blk64_t len);
  * first if need be). */
 errcode_t e3_free_scan(ext2_filsys fs, struct e3_layout *lay);
 
+/* ---- block groups and free extents (groups.c) ---------------------- */
+
+/* Called for each free extent found; non-zero stops the scan. */
+typedef int (*e3_free_extent_fn)(blk64_t start, blk64_t len, void *priv);
+
+/* The free extents of blocks [first, last] from fs->block_map (read first
+ * if need be), in order, clipped to the range. */
+errcode_t e3_free_extents(ext2_filsys fs, blk64_t first, blk64_t last,
+			  e3_free_extent_fn fn, void *priv);
+/* Those of group g (dumpe2fs' "Free blocks:" list of the group). */
+errcode_t e3_group_free_extents(ext2_filsys fs, dgrp_t g,
+				e3_free_extent_fn fn, void *priv);
+
+struct e3_group_info {
+	dgrp_t group;
+	blk64_t first, last;		/* the group's blocks */
+	blk64_t free_blocks;		/* the descriptor's counts */
+	uint32_t free_inodes, dirs;
+	blk64_t bitmap_free;		/* free blocks in the bitmap */
+	blk64_t free_extents;		/* free extents in the bitmap */
+	blk64_t largest_free;		/* the longest of them */
+};
+
+/* Group g's figures. EXT2_ET_INVALID_ARGUMENT past the last group. */
+errcode_t e3_group_info(ext2_filsys fs, dgrp_t g, struct e3_group_info *gi);
+
+/* ---- which metadata holds a block (owner.c) ------------------------- */
+
+enum e3_meta_kind {
+	E3_META_NONE = 0,	/* not group metadata: a file's or free */
+	E3_META_BOOT,		/* before s_first_data_block */
+	E3_META_SUPER,		/* the superblock or a backup of it */
+	E3_META_DESC,		/* a group descriptor block (index: which) */
+	E3_META_RESERVED_GDT,	/* reserved for online resize (index) */
+	E3_META_BLOCK_BITMAP,
+	E3_META_INODE_BITMAP,
+	E3_META_INODE_TABLE,	/* index: block in the table; ino_first..
+				   ino_last: the inodes it holds */
+};
+
+struct e3_meta_owner {
+	enum e3_meta_kind kind;
+	dgrp_t group;		/* the group whose structure it is */
+	blk64_t index;
+	ext2_ino_t ino_first, ino_last;
+};
+
+/* Classifies block b from the geometry and descriptors (no inode read).
+ * EXT2_ET_BAD_BLOCK_NUM past the filesystem's end. */
+errcode_t e3_meta_owner(ext2_filsys fs, blk64_t b, struct e3_meta_owner *m);
+const char *e3_meta_kind_name(enum e3_meta_kind k);
+
 /* ---- the block-map picture ------------------------------------------ */
 
 /* What a cell of the picture shows: the class most of its blocks have. */
@@ -95,6 +147,11 @@ struct e3_map_stats {
 errcode_t e3_map_svg(ext2_filsys fs, FILE *out, const char *title,
 		     struct e3_map_stats *st);
 const char *e3_map_class_name(enum e3_map_class c);
+/* The same picture as text to out: a line per band (its first group, then
+ * one character a cell: e3_map_class_char of the cell's class, blank past
+ * the last block), then a legend line per class with its block count. */
+errcode_t e3_map_text(ext2_filsys fs, FILE *out, struct e3_map_stats *st);
+char e3_map_class_char(enum e3_map_class c);
 
 #ifdef __cplusplus
 }

@@ -25,30 +25,20 @@ void e3_free_extent_add(struct e3_layout *lay, blk64_t len)
 	lay->hist_blocks[i] += len;
 }
 
+static int add_extent(blk64_t start, blk64_t len, void *priv)
+{
+	(void)start;
+	e3_free_extent_add(priv, len);
+	return 0;
+}
+
 errcode_t e3_free_scan(ext2_filsys fs, struct e3_layout *lay)
 {
-	blk64_t end = ext2fs_blocks_count(fs->super) - 1;
-	blk64_t b = fs->super->s_first_data_block, zero, set;
-	errcode_t err;
-
-	if (!fs->block_map) {
-		err = ext2fs_read_block_bitmap(fs);
-		if (err)
-			return err;
-	}
 	lay->free_blocks = lay->free_extents = 0;
 	lay->free_min = lay->free_max = 0;
 	memset(lay->hist_extents, 0, sizeof(lay->hist_extents));
 	memset(lay->hist_blocks, 0, sizeof(lay->hist_blocks));
-	while (b <= end) {
-		if (ext2fs_find_first_zero_block_bitmap2(fs->block_map, b, end,
-							 &zero))
-			break;		/* ENOENT: no free block left */
-		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, zero,
-							end, &set))
-			set = end + 1;
-		e3_free_extent_add(lay, set - zero);
-		b = set;
-	}
-	return 0;
+	return e3_free_extents(fs, fs->super->s_first_data_block,
+			       ext2fs_blocks_count(fs->super) - 1, add_extent,
+			       lay);
 }

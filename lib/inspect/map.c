@@ -5,7 +5,8 @@
  * allow, fragmented file data (excess runs), directories, group metadata,
  * the journal, other used blocks (EA blocks, symlinks), or free space.
  * It is what a person looks at to see where fragmentation is, before and
- * after e3defrag, or from e3debugfs.
+ * after e3defrag, or from e3debugfs. The same cell grid is also drawn as
+ * text, one character a cell (e3_map_text).
  *
  * Nothing is kept per block: each inode's runs are added to per-cell
  * counts as the inode is walked, so memory is bounded by the picture's
@@ -27,14 +28,15 @@
 
 static const struct {
 	const char *name, *colour;
+	char ch;		/* the text picture's character */
 } klass[E3_MAP_NCLASS] = {
-	[E3_MAP_FREE] = { "free", "#f2f2f2" },
-	[E3_MAP_META] = { "group metadata", "#7f7f7f" },
-	[E3_MAP_JOURNAL] = { "journal", "#9467bd" },
-	[E3_MAP_DIR] = { "directories", "#1f77b4" },
-	[E3_MAP_FILE] = { "file data, contiguous", "#2ca02c" },
-	[E3_MAP_FRAG] = { "file data, fragmented", "#d62728" },
-	[E3_MAP_OTHER] = { "other used", "#ff7f0e" },
+	[E3_MAP_FREE] = { "free", "#f2f2f2", '.' },
+	[E3_MAP_META] = { "group metadata", "#7f7f7f", 'M' },
+	[E3_MAP_JOURNAL] = { "journal", "#9467bd", 'J' },
+	[E3_MAP_DIR] = { "directories", "#1f77b4", 'D' },
+	[E3_MAP_FILE] = { "file data, contiguous", "#2ca02c", 'f' },
+	[E3_MAP_FRAG] = { "file data, fragmented", "#d62728", 'X' },
+	[E3_MAP_OTHER] = { "other used", "#ff7f0e", 'o' },
 };
 
 struct run {
@@ -59,6 +61,11 @@ struct map {
 const char *e3_map_class_name(enum e3_map_class c)
 {
 	return (unsigned)c < E3_MAP_NCLASS ? klass[c].name : "?";
+}
+
+char e3_map_class_char(enum e3_map_class c)
+{
+	return (unsigned)c < E3_MAP_NCLASS ? klass[c].ch : '?';
 }
 
 /* Adds [b, b + n) to the cells it covers, as class c. */
@@ -215,21 +222,16 @@ static void add_metadata(struct map *m)
 	}
 }
 
-/* Free extents from the bitmap. */
+static int add_free_extent(blk64_t start, blk64_t len, void *priv)
+{
+	add_range(priv, start, len, E3_MAP_FREE);
+	return 0;
+}
+
+/* Free extents from the bitmap (groups.c's scan). */
 static void add_free(struct map *m)
 {
-	blk64_t end = m->nblocks - 1, b = m->first, zero, set;
-
-	while (b <= end) {
-		if (ext2fs_find_first_zero_block_bitmap2(m->fs->block_map, b,
-							 end, &zero))
-			break;
-		if (ext2fs_find_first_set_block_bitmap2(m->fs->block_map, zero,
-							end, &set))
-			set = end + 1;
-		add_range(m, zero, set - zero, E3_MAP_FREE);
-		b = set;
-	}
+	e3_free_extents(m->fs, m->first, m->nblocks - 1, add_free_extent, m);
 }
 
 /* A cell's class: the one most of its blocks have; cells at the end of
@@ -311,48 +313,102 @@ static void draw(struct map *m, FILE *out, const char *title)
 	fprintf(out, "</svg>\n");
 }
 
+/* The cell grid both pictures draw: geometry, then every block's class
+ * added to its cell (metadata, each inode's runs, free extents). */
+static errcode_t build(ext2_filsys fs, struct e3_map_stats *st, struct map *m)
+{
+	uint64_t bpg = fs->super->s_blocks_per_group;
+	errcode_t err;
+
+	memset(st, 0, sizeof(*st));
+	memset(m, 0, sizeof(*m));
+	m->fs = fs;
+	m->st = st;
+	m->first = fs->super->s_first_data_block;
+	m->nblocks = ext2fs_blocks_count(fs->super);
+	m->groups_per_band = (fs->group_desc_count + E3_MAP_MAX_BANDS - 1) /
+			     E3_MAP_MAX_BANDS;
+	m->band_blocks = bpg * m->groups_per_band;
+	m->bands = (unsigned)((m->nblocks - m->first + m->band_blocks - 1) /
+			      m->band_blocks);
+	m->cell_blocks = (m->band_blocks + E3_MAP_CELLS - 1) / E3_MAP_CELLS;
+	st->bands = m->bands;
+	st->cell_blocks = m->cell_blocks;
+	if (!fs->block_map && (err = ext2fs_read_block_bitmap(fs)))
+		return err;
+	if (!fs->inode_map && (err = ext2fs_read_inode_bitmap(fs)))
+		return err;
+	m->count = calloc((size_t)m->bands * E3_MAP_CELLS, sizeof(*m->count));
+	if (!m->count)
+		return ENOMEM;
+	add_metadata(m);
+	err = add_inodes(m);
+	if (!err)
+		add_free(m);
+	return err;
+}
+
+static void release(struct map *m)
+{
+	if (m->ea_seen)
+		ext2fs_free_block_bitmap(m->ea_seen);
+	free(m->runs);
+	free(m->count);
+}
+
 errcode_t e3_map_svg(ext2_filsys fs, FILE *out, const char *title,
 		     struct e3_map_stats *st)
 {
 	struct e3_map_stats local;
 	struct map m;
-	uint64_t bpg = fs->super->s_blocks_per_group;
 	errcode_t err;
 
-	if (!st)
-		st = &local;
-	memset(st, 0, sizeof(*st));
-	memset(&m, 0, sizeof(m));
-	m.fs = fs;
-	m.st = st;
-	m.first = fs->super->s_first_data_block;
-	m.nblocks = ext2fs_blocks_count(fs->super);
-	m.groups_per_band = (fs->group_desc_count + E3_MAP_MAX_BANDS - 1) /
-			    E3_MAP_MAX_BANDS;
-	m.band_blocks = bpg * m.groups_per_band;
-	m.bands = (unsigned)((m.nblocks - m.first + m.band_blocks - 1) /
-			     m.band_blocks);
-	m.cell_blocks = (m.band_blocks + E3_MAP_CELLS - 1) / E3_MAP_CELLS;
-	st->bands = m.bands;
-	st->cell_blocks = m.cell_blocks;
-	if (!fs->block_map && (err = ext2fs_read_block_bitmap(fs)))
-		return err;
-	if (!fs->inode_map && (err = ext2fs_read_inode_bitmap(fs)))
-		return err;
-	m.count = calloc((size_t)m.bands * E3_MAP_CELLS, sizeof(*m.count));
-	if (!m.count)
-		return ENOMEM;
-	add_metadata(&m);
-	err = add_inodes(&m);
+	err = build(fs, st ? st : &local, &m);
 	if (!err) {
-		add_free(&m);
 		draw(&m, out, title);
 		if (ferror(out))
 			err = EIO;
 	}
-	if (m.ea_seen)
-		ext2fs_free_block_bitmap(m.ea_seen);
-	free(m.runs);
-	free(m.count);
+	release(&m);
+	return err;
+}
+
+/* The text picture: a band a line, its first group, one character a
+ * cell (blank past the last block); then the legend with block counts. */
+static void draw_text(struct map *m, FILE *out)
+{
+	fprintf(out, "%llu blocks, %u groups; a line is %u group%s, a "
+		"character %llu block%s\n",
+		(unsigned long long)ext2fs_blocks_count(m->fs->super),
+		m->fs->group_desc_count, m->groups_per_band,
+		m->groups_per_band > 1 ? "s" : "",
+		(unsigned long long)m->cell_blocks, m->cell_blocks > 1 ? "s" : "");
+	for (unsigned band = 0; band < m->bands; band++) {
+		fprintf(out, "%6u ", band * m->groups_per_band);
+		for (unsigned cell = 0; cell < E3_MAP_CELLS; cell++) {
+			int k = cell_class(m->count[band * E3_MAP_CELLS + cell]);
+
+			fputc(k < 0 ? ' ' : klass[k].ch, out);
+		}
+		fputc('\n', out);
+	}
+	for (int c = 0; c < E3_MAP_NCLASS; c++)
+		fprintf(out, "%c %s: %llu blocks\n", klass[c].ch, klass[c].name,
+			(unsigned long long)m->st->blocks[c]);
+}
+
+errcode_t e3_map_text(ext2_filsys fs, FILE *out, struct e3_map_stats *st)
+{
+	struct e3_map_stats local;
+	struct map m;
+	errcode_t err;
+
+	err = build(fs, st ? st : &local, &m);
+	if (!err) {
+		draw_text(&m, out);
+		if (ferror(out))
+			err = EIO;
+	}
+	release(&m);
 	return err;
 }

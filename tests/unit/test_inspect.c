@@ -3,7 +3,10 @@
  * groups crossed and excess runs on made-up block sequences, the free
  * extent histogram, and, on a fragmented image made by debugfs, that the
  * per-file walk (e3_runs_of_inode) and the free-space scan (e3_free_scan)
- * add up to exactly what e3fsck's layout pass reports from its own walk.
+ * add up to exactly what e3fsck's layout pass reports from its own walk;
+ * the per-group figures and metadata owners (groups.c, owner.c) against
+ * the superblock and descriptors, and the text picture's counts against
+ * the SVG's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +271,80 @@ static void test_map_svg(void)
 	cleanup();
 }
 
+static int count_free(blk64_t start, blk64_t len, void *priv)
+{
+	(void)start;
+	*(blk64_t *)priv += len;
+	return 0;
+}
+
+static void check_owner(ext2_filsys fs)
+{
+	struct e3_meta_owner m;
+	uint32_t ipg = fs->super->s_inodes_per_group;
+	blk64_t it = ext2fs_inode_table_loc(fs, 2);
+
+	CHECK_OK(e3_meta_owner(fs, 1, &m));
+	CHECK(m.kind == E3_META_SUPER && m.group == 0);
+	CHECK_OK(e3_meta_owner(fs, 2, &m));
+	CHECK(m.kind == E3_META_DESC && m.group == 0 && m.index == 0);
+	CHECK_OK(e3_meta_owner(fs, ext2fs_block_bitmap_loc(fs, 3), &m));
+	CHECK(m.kind == E3_META_BLOCK_BITMAP && m.group == 3);
+	CHECK_OK(e3_meta_owner(fs, ext2fs_inode_bitmap_loc(fs, 3), &m));
+	CHECK(m.kind == E3_META_INODE_BITMAP && m.group == 3);
+	CHECK_OK(e3_meta_owner(fs, it, &m));
+	CHECK(m.kind == E3_META_INODE_TABLE && m.group == 2 && m.index == 0 &&
+	      m.ino_first == 2 * ipg + 1);
+	CHECK_OK(e3_meta_owner(fs, it + fs->inode_blocks_per_group - 1, &m));
+	CHECK(m.kind == E3_META_INODE_TABLE && m.ino_last == 3 * ipg);
+	CHECK_OK(e3_meta_owner(fs, ext2fs_blocks_count(fs->super) - 1, &m));
+	CHECK(m.kind == E3_META_NONE);
+	CHECK(e3_meta_owner(fs, ext2fs_blocks_count(fs->super), &m) ==
+	      EXT2_ET_BAD_BLOCK_NUM);
+}
+
+static void test_groups_owner(void)
+{
+	struct e3_group_info gi;
+	struct e3_map_stats svg, text;
+	blk64_t sum = 0, all = 0;
+	ext2_filsys fs;
+	FILE *out;
+
+	if (make_fragmented()) {
+		CHECK(!"mke2fs/debugfs could not make the test image");
+		cleanup();
+		return;
+	}
+	CHECK_OK(ext2fs_open(img_path, EXT2_FLAG_64BITS, 0, 0,
+			     unix_io_manager, &fs));
+	for (dgrp_t g = 0; g < fs->group_desc_count; g++) {
+		CHECK_OK(e3_group_info(fs, g, &gi));
+		CHECK(gi.bitmap_free == gi.free_blocks);
+		CHECK(gi.largest_free <= gi.bitmap_free);
+		CHECK(!gi.free_blocks || gi.free_extents >= 1);
+		sum += gi.free_blocks;
+	}
+	CHECK(sum == ext2fs_free_blocks_count(fs->super));
+	CHECK(e3_group_info(fs, fs->group_desc_count, &gi) ==
+	      EXT2_ET_INVALID_ARGUMENT);
+	CHECK_OK(e3_free_extents(fs, fs->super->s_first_data_block,
+				 ext2fs_blocks_count(fs->super) - 1,
+				 count_free, &all));
+	CHECK(all == sum);
+	check_owner(fs);
+	out = fopen("/dev/null", "w");
+	CHECK(out != NULL);
+	if (out) {
+		CHECK_OK(e3_map_svg(fs, out, NULL, &svg));
+		CHECK_OK(e3_map_text(fs, out, &text));
+		CHECK(!memcmp(&svg, &text, sizeof(svg)));
+		fclose(out);
+	}
+	ext2fs_close_free(&fs);
+	cleanup();
+}
+
 int main(void)
 {
 	e3_init_errors();
@@ -275,5 +352,6 @@ int main(void)
 	RUN(test_free_histogram);
 	RUN(test_matches_check);
 	RUN(test_map_svg);
+	RUN(test_groups_owner);
 	return unit_done();
 }
