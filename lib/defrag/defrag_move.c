@@ -439,8 +439,13 @@ static errcode_t free_old(struct df_move *mv)
 
 	if (!all)
 		return ENOMEM;
-	memcpy(all, mv->old.pblk, mv->old.ndata * sizeof(*all));
-	memcpy(all + mv->old.ndata, mv->old.meta, mv->old.nmeta * sizeof(*all));
+	/* a file of twelve blocks or fewer has no indirect blocks: meta is
+	 * NULL then, and memcpy's source must never be, even for 0 bytes */
+	if (mv->old.ndata)
+		memcpy(all, mv->old.pblk, mv->old.ndata * sizeof(*all));
+	if (mv->old.nmeta)
+		memcpy(all + mv->old.ndata, mv->old.meta,
+		       mv->old.nmeta * sizeof(*all));
 	if (c->img->journal) {
 		for (i = 0; i < mv->old.nmeta; i++)
 			e3_journal_revoke(c->img->journal, mv->old.meta[i]);
