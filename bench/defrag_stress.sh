@@ -23,7 +23,8 @@
 # always with 4 KiB blocks, -J a
 # small journal, -I 128, ^dir_index), how many small files and how they are
 # deleted (every other, every third, at random), big files copied into the
-# holes with --alloc=none by 2-4 writers, directories grown side by side,
+# holes with --alloc=none by 2-4 writers (with sparse files, a hard link,
+# fast and slow symlinks), directories grown side by side,
 # a second round of deletes and small files into the new holes; and for
 # the runs E3_DEFRAG_COMMIT_EVERY (unset, 1..50) and E3_JOURNAL_MEM
 # (unset, 8..256 KiB: committed blocks go home before the checkpoint).
@@ -97,6 +98,20 @@ for i in range(nbig):
     if n > 0:
         write(f"{d}/big/b{i}", n)
         room -= n
+# the odd ones: sparse files (data, hole, data: indirect blocks over
+# holes), a hard link, fast and slow symlinks
+if os.path.isdir(f"{d}/big"):
+    for i in range(r.randint(0, 3)):
+        p = f"{d}/big/sparse{i}"
+        with open(p, "wb") as f:
+            f.write(r.randbytes(r.randint(1, 40) * bs))
+            f.seek(r.randint(1, 300) * bs, 1)
+            f.write(r.randbytes(r.randint(1, 40) * bs))
+        room -= os.path.getsize(p)
+    if os.path.exists(f"{d}/big/b0"):
+        os.link(f"{d}/big/b0", f"{d}/big/b0.link")
+    os.symlink("b1", f"{d}/big/fast")
+    os.symlink("x/" * 100 + "target", f"{d}/big/slow")
 # directories grown side by side (fragmented directories)
 ndirs = r.randint(0, 4)
 for k in range(ndirs):
