@@ -346,6 +346,12 @@ void cp_regions_add(struct cp_regions *r, unsigned bs, uint64_t start,
 /* Data and indirect blocks a file with holes takes once copied: its data
  * regions (SEEK_DATA/SEEK_HOLE, as the copy finds them) up to size. */
 uint64_t cp_sparse_blocks(int fd, unsigned bs, uint64_t size);
+/* The next data region at or after off of a file of size bytes, as the
+ * copy (copy_regions) and the measure (cp_sparse_blocks) both walk it,
+ * so the window booked is what the copy writes: 0 with [*data, *hole),
+ * 1 at the end. Where SEEK_DATA does not work the rest is one region. */
+int cp_next_region(int fd, off_t off, uint64_t size, off_t *data,
+		   off_t *hole);
 /* 0 or 1: the xattr block that need bytes of entries (header included)
  * take when they do not fit in an inode of inode_size bytes (after the
  * 32 extra bytes mke2fs asks for). */

@@ -56,6 +56,27 @@ uint64_t cp_xattr_room_blocks(unsigned inode_size, uint64_t need)
 	return 1;
 }
 
+int cp_next_region(int fd, off_t off, uint64_t size, off_t *data,
+		   off_t *hole)
+{
+	if ((uint64_t)off >= size)
+		return 1;
+	*data = lseek(fd, off, SEEK_DATA);
+	if (*data < 0) {
+		if (errno == ENXIO)
+			return 1;		/* a hole to the end */
+		*data = off;			/* no SEEK_DATA here */
+		*hole = (off_t)size;
+	} else {
+		*hole = lseek(fd, *data, SEEK_HOLE);
+		if (*hole < 0)
+			*hole = (off_t)size;
+	}
+	if ((uint64_t)*hole > size)
+		*hole = (off_t)size;
+	return 0;
+}
+
 uint64_t cp_sparse_blocks(int fd, unsigned bs, uint64_t size)
 {
 	struct cp_regions r = { 0 };
@@ -63,20 +84,7 @@ uint64_t cp_sparse_blocks(int fd, unsigned bs, uint64_t size)
 
 	/* the regions copy_regions (copyin_tree.c) will copy, found the
 	 * same way: the file's window is this count, exactly */
-	while ((uint64_t)off < size) {
-		data = lseek(fd, off, SEEK_DATA);
-		if (data < 0) {
-			if (errno == ENXIO)
-				break;			/* a hole to the end */
-			data = off;			/* no SEEK_DATA here */
-			hole = (off_t)size;
-		} else {
-			hole = lseek(fd, data, SEEK_HOLE);
-			if (hole < 0)
-				hole = (off_t)size;
-		}
-		if ((uint64_t)hole > size)
-			hole = (off_t)size;
+	while (!cp_next_region(fd, off, size, &data, &hole)) {
 		if (data < hole)
 			cp_regions_add(&r, bs, (uint64_t)data, (uint64_t)hole);
 		off = hole;

@@ -263,20 +263,7 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 		if (err)
 			return err;
 	}
-	while ((uint64_t)off < size) {
-		data = lseek(fd, off, SEEK_DATA);
-		if (data < 0) {
-			if (errno == ENXIO)
-				break;			/* a hole to the end */
-			data = off;			/* no SEEK_DATA here */
-			hole = (off_t)size;
-		} else {
-			hole = lseek(fd, data, SEEK_HOLE);
-			if (hole < 0)
-				hole = (off_t)size;
-		}
-		if ((uint64_t)hole > size)
-			hole = (off_t)size;
+	while (!cp_next_region(fd, off, size, &data, &hole)) {
 		err = copy_range(fd, f, data, hole, &no_probe, NULL,
 				 src_err);
 		if (err)
