@@ -594,6 +594,13 @@ tree_of() {
 	# a fixed clock: the same requests give the same image
 	export SOURCE_DATE_EPOCH=1700000000
 	write_script >"$T/script"
+	if [ "$(id -u)" -ne 0 ]; then
+		# the sweep compares trees through rdump, which cannot make
+		# devices or give files away without root: leave those out
+		grep -Ev '^mknod [^ ]+ [cb] |^sif [^ ]+ uid ' "$T/script" >"$T/script.u"
+		mv "$T/script.u" "$T/script"
+		echo "# skipped: not root: devices and owners left out of the sweep" >&3
+	fi
 	local n k rc done match points=0
 	for n in 1 2 3 5 8 13 21 34 55; do
 		cp "$D/e1k.img" "$T/k.img"

@@ -9,9 +9,11 @@ load helper
 
 setup() {
 	T=$(mktemp -d /tmp/layers-bats.XXXXXX)
-	# the sources only: a copy the plants cannot leak out of
-	(cd "$E3_TOP" && git ls-files -z lib misc debugfs-ext scripts |
-		xargs -0 cp --parents -t "$T")
+	# the sources only (a tree without .git too, as CI's copy for an
+	# ordinary user): a copy the plants cannot leak out of
+	(cd "$E3_TOP" && find lib misc debugfs-ext scripts -type f \
+		\( -name '*.[ch]' -o -name '*.py' -o -name '*.et' -o -name '*.ct' \) \
+		-print0 | xargs -0 cp --parents -t "$T")
 }
 
 teardown() {
