@@ -43,19 +43,6 @@ static int cmp_lo(const void *x, const void *y)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-static blk64_t map_lo(const struct df_map *m)
-{
-	blk64_t lo = m->ndata ? m->pblk[0] : m->meta[0];
-
-	for (size_t i = 1; i < m->ndata; i++)
-		if (m->pblk[i] < lo)
-			lo = m->pblk[i];
-	for (size_t i = 0; i < m->nmeta; i++)
-		if (m->meta[i] < lo)
-			lo = m->meta[i];
-	return lo;
-}
-
 /* The contiguous small files, lowest first. Caller holds fs_lock. */
 static errcode_t collect(struct df_ctx *c, struct cfile **out, size_t *n)
 {
@@ -87,7 +74,7 @@ static errcode_t collect(struct df_ctx *c, struct cfile **out, size_t *n)
 			break;
 		}
 		v = nv;
-		v[(*n)++] = (struct cfile){ map_lo(&m), m.ndata + m.nmeta, ino };
+		v[(*n)++] = (struct cfile){ df_map_lowest(&m), m.ndata + m.nmeta, ino };
 	}
 	ext2fs_close_inode_scan(scan);
 	df_map_free(&m);

@@ -59,6 +59,8 @@ double df_now(void);
 /* defrag_plan.c */
 /* Walks ino's map (READ ONLY) into m. Caller holds fs_lock. */
 errcode_t df_map_read(struct df_ctx *c, ext2_ino_t ino, struct df_map *m);
+/* The lowest block m names, data or map (m names at least one). */
+blk64_t df_map_lowest(const struct df_map *m);
 void df_map_free(struct df_map *m);
 /* Whether a map of blocks in e2fsck's order with these runs and groups
  * is one the planner would move (the --min-runs rule or the default). */

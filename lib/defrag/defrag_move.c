@@ -535,7 +535,7 @@ static errcode_t switch_map(struct df_move *mv)
 
 /* ---- one file ----------------------------------------------------------- */
 
-static blk64_t lowest(const struct df_map *m)
+blk64_t df_map_lowest(const struct df_map *m)
 {
 	blk64_t lo = m->ndata ? m->pblk[0] : m->meta[0];
 
@@ -565,7 +565,7 @@ static errcode_t plan_one(struct df_move *mv, errcode_t *why)
 	    (mv->old.runs != 1 || mv->old.ndata + mv->old.nmeta >=
 				  mv->c->fs->super->s_blocks_per_group))
 		return *why = DF_WHY_FINE, 0;
-	mv->old_lo = lowest(&mv->old);
+	mv->old_lo = df_map_lowest(&mv->old);
 	if ((err = count_layout(mv, &mv->total)))
 		return err;
 	/* i_blocks stays as it is only if the new map has as many blocks */
