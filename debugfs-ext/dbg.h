@@ -16,11 +16,12 @@
 #include <stdio.h>
 #include <unistd.h>	/* getopt for the requests */
 #include "e3img.h"
+#include "../misc/exit.h"	/* the suite's one exit-status table */
 
-#define DBG_EXIT_OK	0
-#define DBG_EXIT_FAILED	1	/* a request failed */
-#define DBG_EXIT_OPEN	8	/* the image cannot be opened */
-#define DBG_EXIT_USAGE	16
+#define DBG_EXIT_OK	E3_EXIT_OK
+#define DBG_EXIT_FAILED	E3_EXIT_PARTIAL	/* a request failed */
+#define DBG_EXIT_OPEN	E3_EXIT_ERROR	/* the image cannot be opened */
+#define DBG_EXIT_USAGE	E3_EXIT_USAGE
 
 struct dbg {
 	char *image;			/* the path as given (the last opened) */

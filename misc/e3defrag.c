@@ -19,13 +19,8 @@
 #include <unistd.h>
 
 #include "e3img.h"
+#include "exit.h"
 #include "util.h"
-
-#define EXIT_DONE	0
-#define EXIT_LEFT	1
-#define EXIT_ERROR	8
-#define EXIT_USAGE	16
-#define EXIT_INTR	32
 
 struct args {
 	int dry_run, verbose, json, progress, quiet, force;
@@ -104,7 +99,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'n': a->dry_run = 1; break;
 		case 'v': a->verbose = 1; break;
 		case 'f': a->force = 1; break;
-		case 'h': usage(stdout); exit(EXIT_DONE);
+		case 'h': usage(stdout); exit(E3_EXIT_OK);
 		case OPT_JSON: a->json = 1; break;
 		case OPT_COMPACT: a->o.compact = 1; break;
 		case OPT_MAP_BEFORE: a->map_before = optarg; break;
@@ -461,7 +456,7 @@ int main(int argc, char **argv)
 	tool_init(argv[0]);
 	memset(&a, 0, sizeof(a));
 	if (parse_args(argc, argv, &a))
-		return EXIT_USAGE;
+		return E3_EXIT_USAGE;
 	if (a.json && a.verbose)
 		a.files = open_memstream(&a.files_buf, &a.files_len);
 	a.o.event = on_event;
@@ -476,18 +471,18 @@ int main(int argc, char **argv)
 		a.o.commit_every = (unsigned)every;
 	catch_signals();
 	if (open_maps(&a))
-		return EXIT_ERROR;
+		return E3_EXIT_ERROR;
 	err = e3_defrag_image(a.image, &a.o, &r);
 	if (close_maps(&a) && !err)
 		err = errno ? errno : EIO;
 	if (a.bar_shown)
 		fputc('\n', stderr);
 	if (err)
-		code = EXIT_ERROR;
+		code = E3_EXIT_ERROR;
 	else if (r.interrupted)
-		code = EXIT_INTR;
+		code = E3_EXIT_INTR;
 	else
-		code = r.st.files_skipped ? EXIT_LEFT : EXIT_DONE;
+		code = r.st.files_skipped ? E3_EXIT_PARTIAL : E3_EXIT_OK;
 	if (err)
 		tool_error(a.image, err, NULL);
 	if (a.json)

@@ -7,7 +7,7 @@ rank than its own (the table below is the one place the allowed directions
 are written down), plus the public headers at lib/'s top (e3img.h,
 e3_err.h, e3_mkfs.h, e3_check.h, ...), which any layer may include. Tools
 (misc/, debugfs-ext/) may include only those public headers and their own
-folder's.
+folder's; debugfs-ext/ may also use misc/'s shared tool helpers.
 
 Two things are checked:
   includes  every `#include "..."` in lib/, misc/ and debugfs-ext/;
@@ -73,6 +73,8 @@ def sources(root):
 def allowed(src_f, dst_f):
     if dst_f == "public" or src_f == dst_f:
         return True
+    if src_f == "debugfs-ext" and dst_f == "misc":
+        return True         # the tools' shared helpers (exit.h, util.h)
     if src_f in TOOLS:
         return False        # tools use the public API only
     if src_f == "public":
