@@ -84,6 +84,9 @@ struct e3_rsv {
 					   hinted, it already holds the file) */
 	uint32_t goal_size;		/* [owner] blocks wanted next window */
 	uint32_t alloc_hit;		/* [owner] blocks used from this window */
+	uint32_t full_windows;		/* [owner] windows of the 1027 cap that
+					   filled (rbtree mode: 2 make the file
+					   a long stream, alloc_window.c) */
 	uint64_t hint_blocks;		/* [owner] blocks still expected (0: no hint) */
 	blk64_t last_pblk;		/* [owner] last block handed out, 0: none */
 	ext2_ino_t ino;			/* [owner] for the default goal */

@@ -40,6 +40,22 @@
  * earlier windows whose headroom reaches further; hinted runs (find_run)
  * avoid windows but not headroom, so booked hinted placement does not
  * depend on unhinted files' growth estimates.
+ *
+ * Long streams (ours, rbtree mode only; list keeps the 2004 behaviour as
+ * the comparison row). Headroom keeps a file whole while it doubles up to
+ * the cap, but a file that goes on streaming books a 1027-block window
+ * after every 1027 blocks, and with a few such writers each next window
+ * lands behind a neighbour's: 4 writers of 256 MiB without hints ended
+ * in ~21 pieces each. So once a file has filled two capped windows (4094
+ * blocks, 16 MiB at 4 KiB) its windows reach to the end of a group: the
+ * rest of the group it is in when no other window lies ahead there (it
+ * grows in place), else the free part of the first group after it that
+ * holds no window and no claimed block but its metadata — a group of its
+ * own, as mballoc gives streams. Such a window has no headroom (it already
+ * holds all the group can give). If no unused group turns up within
+ * STREAM_SCAN groups, the file carries on with ext3's 1027-block windows.
+ * Held free blocks go back at e3_rsv_discard, and other files use them as
+ * the last resort, as with any window.
  */
 #include <errno.h>
 
@@ -311,8 +327,124 @@ static blk64_t try_with_rsv(struct e3_alloc *a, struct e3_rsv *r, dgrp_t g,
 	return 0;
 }
 
+/* ---- long streams (rbtree mode) -------------------------------------------- */
+
+/* A file becomes a long stream when this many of its 1027-block windows
+ * have filled (from 8: 8 + 16 + ... + 1024 + 2 x 1027 = 4094 blocks). */
+#define STREAM_AFTER 2
+
+/* Groups a long stream looks at for one of its own before it gives up and
+ * carries on with ext3's windows: bounds the cost on a big, busy image. */
+#define STREAM_SCAN 64
+
+/* The rest of group g from `from` on holds no window but r's. rsv_lock
+ * held. */
+static bool rest_unreserved(struct e3_alloc *a, struct e3_rsv *r,
+			    blk64_t from, blk64_t ge)
+{
+	struct e3_rsv *w = rsv_set_find(&a->set, from, r), *next;
+
+	if (w != &a->set.dummy && w != r && w->end >= from)
+		return false;
+	next = rsv_set_next(&a->set, w);
+	if (next == r)
+		next = rsv_set_next(&a->set, r);
+	return !next || next->start > ge;
+}
+
+/* A group of its own for a long stream: no window in it and nothing
+ * claimed but its metadata. rsv_lock held. */
+static bool group_unused(struct e3_alloc *a, dgrp_t g)
+{
+	blk64_t gs = grp_first(a, g), ge = grp_last(a, g);
+	struct e3_rsv *w;
+
+	if (__atomic_load_n(&a->gfree[g], __ATOMIC_RELAXED) < (ge - gs + 1) / 2)
+		return false;
+	w = rsv_set_find(&a->set, ge, NULL);
+	if (w != &a->set.dummy && w->end >= gs)
+		return false;
+	return bm_next_obstacle(a, gs, ge) == E3_NOBLK;
+}
+
+/* Books a long stream's next window to the end of a group: the rest of
+ * the goal's group if no other window lies ahead in it (the file grows in
+ * place), else the free part of the first unused group after it. 0, or -1
+ * if neither exists (the caller goes on with ext3's windows). */
+static int stream_book(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal)
+{
+	dgrp_t g0 = grp_of(a, goal), g = g0;
+	blk64_t s = E3_NOBLK, ge = grp_last(a, g0);
+	int scanned = 0;
+
+	pthread_mutex_lock(&a->rsv_lock);
+	if (rest_unreserved(a, r, goal, ge))
+		s = bm_next_free(a, goal, ge);
+	for (dgrp_t i = 1; s == E3_NOBLK && i < a->ngroups &&
+	     scanned < STREAM_SCAN; i++) {
+		g = (dgrp_t)((g0 + i) % a->ngroups);
+		if (__atomic_load_n(&a->gfree[g], __ATOMIC_RELAXED) == 0)
+			continue;
+		scanned++;
+		if (group_unused(a, g))
+			s = bm_next_free(a, grp_first(a, g), grp_last(a, g));
+	}
+	if (s == E3_NOBLK) {
+		pthread_mutex_unlock(&a->rsv_lock);
+		return -1;
+	}
+	window_unlink(a, r);
+	r->start = s;
+	r->end = grp_last(a, g);
+	r->alloc_hit = 0;
+	rsv_set_headroom(&a->set, r, 0);	/* it holds the group already */
+	if (rsv_set_insert(&a->set, r, NULL)) {
+		r->start = r->end = 0;
+		pthread_mutex_unlock(&a->rsv_lock);
+		return -1;
+	}
+	__atomic_fetch_add(&a->n_window_allocs, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&a->rsv_lock);
+	return 0;
+}
+
+/* Before ext3's path: once r's window is used up, count it if it was a
+ * full 1027-block one, and if r has become a long stream, book its next
+ * window to the end of a group and claim from it. Returns blocks claimed
+ * (0: carry on as ext3, in r's window or with a new ext3 window). */
+static blk64_t try_stream(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal,
+			  blk64_t count, blk64_t *start)
+{
+	blk64_t len, b, n;
+
+	if (a->mode != E3_ALLOC_RBTREE)
+		return 0;
+	if (r->linked) {
+		if (goal >= r->start && goal <= r->end &&
+		    bm_next_free(a, goal, r->end) != E3_NOBLK)
+			return 0;	/* still filling this window */
+		len = r->end - r->start + 1;
+		if (len >= E3_RSV_MAX && r->alloc_hit > len / 2 &&
+		    r->full_windows < STREAM_AFTER)
+			r->full_windows++;
+	}
+	if (r->full_windows < STREAM_AFTER || stream_book(a, r, goal))
+		return 0;
+	b = bm_next_free(a, goal >= r->start && goal <= r->end ? goal
+			 : r->start, r->end);
+	if (b == E3_NOBLK)
+		return 0;
+	n = bm_claim_run(a, b, r->end, count);
+	if (n) {
+		r->alloc_hit += (uint32_t)n;
+		*start = b;
+	}
+	return n;
+}
+
 /* ext3_new_blocks with a window: goal group, then the others; first with
- * growth headroom, then (no such gap anywhere) as plain ext3. */
+ * growth headroom, then (no such gap anywhere) as plain ext3. A long
+ * stream in rbtree mode first gets a window to the end of a group. */
 static errcode_t alloc_ext3(struct e3_alloc *a, struct e3_rsv *r,
 			    blk64_t goal, blk64_t count, blk64_t *start,
 			    blk64_t *got)
@@ -323,6 +455,8 @@ static errcode_t alloc_ext3(struct e3_alloc *a, struct e3_rsv *r,
 	fg = __atomic_load_n(&a->gfree[g0], __ATOMIC_RELAXED);
 	if (windowsz == 0 || (fg > 0 && fg < windowsz && !r->linked))
 		return alloc_windowless(a, goal, count, true, start, got);
+	if ((*got = try_stream(a, r, goal, count, start)))
+		return 0;
 	for (int pass = 0; pass < 2; pass++) {
 		int budget = ROOM_WALK_MAX, *room = pass ? NULL : &budget;
 
