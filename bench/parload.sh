@@ -9,16 +9,22 @@
 # excess runs (beyond 1 + block groups crossed) per file, and e2fsck's
 # "non-contiguous" percentage. Then a size-hint column at 256 threads,
 # and — as root — the kernel's ext3 with the same writer pattern through a
-# loop mount. Writes bench/results/parload.md (Markdown table),
-# parload.dat and parload.png (gnuplot), and prints the table.
+# loop mount. Then the throughput of the widest thread count against one
+# thread (rbtree): --ratio-rounds rounds (default 5), the two in turn,
+# the first swapped each round, reported as the median of the per-round
+# ratios with min–max and the CPU time (user + sys) of each, since one
+# cell's MB/s is only as steady as the machine. Writes
+# bench/results/parload.md (Markdown table), parload.dat and parload.png
+# (gnuplot), and prints the table.
 #
 # usage: bench/parload.sh [--total SIZE] [--threads "1 4 ..."] [--modes "..."]
 #                         [--image-size SIZE] [--append SIZE] [--no-kernel]
+#                         [--ratio-rounds N]
 set -u
 cd "$(dirname "$0")/.." || exit 2
 top=$PWD
 parload=$top/bench/parload
-total=1G append=4K image_size=4G kernel=1
+total=1G append=4K image_size=4G kernel=1 ratio_rounds=5
 threads_list="1 4 8 16 32 64 128 256"
 modes="none list rbtree"
 while [ $# -gt 0 ]; do
@@ -29,7 +35,8 @@ while [ $# -gt 0 ]; do
 	--modes) modes=$2; shift 2 ;;
 	--image-size) image_size=$2; shift 2 ;;
 	--no-kernel) kernel=0; shift ;;
-	*) echo "usage: $0 [--total SIZE] [--threads LIST] [--modes LIST] [--image-size SIZE] [--append SIZE] [--no-kernel]" >&2; exit 2 ;;
+	--ratio-rounds) ratio_rounds=$2; shift 2 ;;
+	*) echo "usage: $0 [--total SIZE] [--threads LIST] [--modes LIST] [--image-size SIZE] [--append SIZE] [--no-kernel] [--ratio-rounds N]" >&2; exit 2 ;;
 	esac
 done
 [ -x "$parload" ] || { echo "$0: build first (make): $parload missing" >&2; exit 2; }
@@ -127,6 +134,35 @@ else
 	echo "$0: not root (or no loop devices): kernel ext3 column skipped" >&2
 	echo >>"$md"
 	echo "Kernel column skipped: needs root and loop devices." >>"$md"
+fi
+
+# Throughput, widest thread count over one thread, interleaved rounds.
+wide=${threads_list##* }
+if [ "$ratio_rounds" -gt 0 ] && [ "$wide" != 1 ]; then
+	ratios="" cpu1="" cpuw=""
+	for rd in $(seq 1 "$ratio_rounds"); do
+		order="1 $wide"
+		[ $((rd % 2)) -eq 0 ] && order="$wide 1"
+		for threads in $order; do
+			fresh_image
+			/usr/bin/time -f '%U %S' -o "$work/time" "$parload" --alloc=rbtree \
+				--threads "$threads" --total "$total" --append "$append" \
+				"$img" >"$work/out" || exit 1
+			m=$(mbps_of "$(cat "$work/out")")
+			c=$(awk '{printf "%.2f", $1 + $2}' "$work/time")
+			if [ "$threads" = 1 ]; then m1=$m; cpu1="$cpu1 $c"; else mw=$m; cpuw="$cpuw $c"; fi
+		done
+		ratios="$ratios $(awk -v a="$mw" -v b="$m1" 'BEGIN{printf "%.3f", a / b}')"
+		echo "ratio round $rd: 1 thread $m1 MB/s, $wide threads $mw MB/s" >&2
+	done
+	mid() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR] = $1} END {printf "%.2f (%.2f–%.2f)", a[int((NR + 1) / 2)], a[1], a[NR]}'; }
+	{
+		echo
+		echo "Throughput, rbtree, $wide threads over 1 thread, $ratio_rounds interleaved rounds (first swapped each round):" \
+		     "median of the per-round MB/s ratios $(mid <<<"$ratios");" \
+		     "CPU (user + sys) per run: 1 thread $(mid <<<"$cpu1") s, $wide threads $(mid <<<"$cpuw") s."
+		echo "Load average after: $(cut -d' ' -f1-3 /proc/loadavg)."
+	} >>"$md"
 fi
 
 if command -v gnuplot >/dev/null; then
