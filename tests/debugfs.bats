@@ -703,3 +703,135 @@ tree_of() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"EXIT STATUS"* ]]
 }
+
+# journaled IMG: an image whose log holds four committed transactions not
+# yet written home — a file written, a directory made, the file removed
+# (its indirect blocks revoked), another directory — by our own writer,
+# stopped after the fourth commit
+journaled() {
+	local rc=0
+	cp "$D/e1k.img" "$1"
+	printf 'write %s /f\nmkdir /a\nrm /f\nmkdir /b\nmkdir /c\n' "$D/src/d/data" >"$T/jscript"
+	E3_FAULT=stop-after-commit:4 e3debugfs -w -f "$T/jscript" "$1" >/dev/null 2>&1 || rc=$?
+	[ "$rc" -eq 137 ] || { echo "writer exited $rc, not killed" >&2; return 1; }
+	dumpe2fs -h "$1" 2>/dev/null | grep -q needs_recovery || return 1
+}
+
+# changed_blocks A B BS: the blocks where images A and B differ
+changed_blocks() {
+	cmp -l "$1" "$2" | awk -v bs="$3" '{ print int(($1 - 1) / bs) }' | sort -un
+}
+
+@test "jtrans lists the transactions and logged blocks logdump finds, and names each block" {
+	journaled "$T/m.img"
+	local before
+	before=$(md5sum <"$T/m.img")
+	# debugfs' log, as "tid T: B blocks, R revokes" lines and the homes
+	debugfs -R "logdump -a" "$T/m.img" 2>/dev/null | awk '
+		function flush() { if (tid != "") printf "tid %s: %d blocks, %d revokes\n%s", tid, nb, nr, homes }
+		/^Found expected sequence/ { s = $4; sub(",", "", s); if (s != tid) { flush(); tid = s; nb = 0; nr = 0; homes = "" } }
+		/^  FS block .* logged at/ { nb++; homes = homes "  " $3 "\n" }
+		/^  Revoke FS block/ { nr++ }
+		END { flush() }' >"$T/want"
+	run --separate-stderr e3debugfs -R jtrans "$T/m.img"
+	assert_status 0
+	awk '/^tid / { sub(", committed.*", ""); print } /^  [0-9]+:/ { sub(":.*", ""); print }' \
+		<<<"$output" >"$T/got"
+	diff -u "$T/want" "$T/got"
+	[ "$(grep -c '^tid ' "$T/got")" -eq 4 ]
+	[ "$(grep -c ', committed, at log block' <<<"$output")" -eq 4 ]
+	# what each block is: the state after the replay (the view's)
+	assert_output_has "  1: superblock of group 0"
+	assert_output_has "  2: group descriptors block 0 of group 0"
+	local rb bb0 it0
+	rb=$(debugfs -R "blocks /" "$T/m.img" 2>/dev/null | awk '{print $1}')
+	assert_output_has "  $rb: directory 2 / (data block, logical 0)"
+	bb0=$(dumpe2fs "$T/m.img" 2>/dev/null | sed -n 's/.*Block bitmap at \([0-9]*\).*/\1/p' | head -1)
+	assert_output_has "  $bb0: block bitmap of group 0"
+	it0=$(dumpe2fs "$T/m.img" 2>/dev/null | sed -n 's/.*Inode table at \([0-9]*\)-.*/\1/p' | head -1)
+	assert_output_has "  $it0: inode table of group 0 (block 0, inodes 1-"
+	# the removed file's indirect block: logged in the write, revoked by the rm
+	[[ "$output" == *": free [revoked by tid "* ]]
+	[ "$(md5sum <"$T/m.img")" = "$before" ]
+	# an image without a pending journal: empty log
+	run --separate-stderr e3debugfs -R jtrans "$D/e1k.img"
+	assert_status 0
+	assert_output_has "journal empty (s_start 0"
+}
+
+@test "jtrans shows a transaction without its commit block as not committed; jreplay -n skips it" {
+	local n rc found=0
+	printf 'write %s /f\nmkdir /a\n' "$D/src/d/data" >"$T/s"
+	# the first kill that leaves a descriptor without a commit
+	for n in $(seq 1 30); do
+		cp "$D/e1k.img" "$T/k.img"
+		rc=0
+		E3_FAULT=kill:$n e3debugfs -w -f "$T/s" "$T/k.img" >/dev/null 2>&1 || rc=$?
+		[ "$rc" -eq 137 ] || break
+		if e3debugfs -R jtrans "$T/k.img" 2>/dev/null | grep -q ', not committed,'; then
+			found=1
+			break
+		fi
+	done
+	[ "$found" -eq 1 ]
+	run --separate-stderr e3debugfs -R "jreplay -n" "$T/k.img"
+	assert_status 0
+	[[ "$output" == *"uncommitted: "* ]]
+	! grep -q '^write ' <<<"$output" || false
+	# e2fsck's replay agrees: nothing of it reaches its home
+	cp "$T/k.img" "$T/r.img"
+	e2fsck -E journal_only -y "$T/r.img" >/dev/null 2>&1 || true
+	local jsb
+	jsb=$(debugfs -R "bmap <8> 0" "$T/k.img" 2>/dev/null)
+	for b in $(changed_blocks "$T/k.img" "$T/r.img" 1024); do
+		[ "$b" -eq "$jsb" ] || [ "$b" -eq 1 ] || { echo "block $b changed" >&2; false; }
+	done
+}
+
+@test "jreplay -n writes nothing and names exactly the blocks a replay writes, with their logged contents" {
+	journaled "$T/m.img"
+	local before jsb
+	before=$(md5sum <"$T/m.img")
+	run --separate-stderr e3debugfs -R "jreplay -n" "$T/m.img"
+	assert_status 0
+	[ "$(md5sum <"$T/m.img")" = "$before" ]
+	assert_output_has "nothing written"
+	grep '^write ' <<<"$output" >"$T/writes"
+	[ -s "$T/writes" ]
+	[[ "$output" == *"skip "*": revoked by tid "* ]]
+	# the real replays: e2fsck's, and ours (-w replays when it opens)
+	cp "$T/m.img" "$T/r1.img"
+	e2fsck -E journal_only -y "$T/r1.img" >/dev/null 2>&1 || true
+	cp "$T/m.img" "$T/r2.img"
+	run --separate-stderr e3debugfs -w -R jreplay "$T/r2.img"
+	assert_status 0
+	assert_output_has "replayed when the image was opened: 4 transactions, $(wc -l <"$T/writes") blocks"
+	jsb=$(debugfs -R "bmap <8> 0" "$T/m.img" 2>/dev/null)
+	# every block the replay changed is listed ...
+	awk '{print $2}' "$T/writes" | sort -un >"$T/listed"
+	changed_blocks "$T/m.img" "$T/r1.img" 1024 | grep -vx "$jsb" >"$T/changed"
+	[ -s "$T/changed" ]
+	comm -23 "$T/changed" "$T/listed" >"$T/unlisted"
+	[ ! -s "$T/unlisted" ] || { cat "$T/unlisted" >&2; false; }
+	# ... and each listed block holds, after both replays, the last copy
+	# logged of it (its log block mapped through the journal inode)
+	local home lb fsb
+	while read -r home lb; do
+		# the superblock: the replay rewrites it after (needs_recovery
+		# cleared, write time)
+		[ "$home" -ne 1 ] || continue
+		fsb=$(debugfs -R "bmap <8> $lb" "$T/m.img" 2>/dev/null)
+		cmp <(dd if="$T/m.img" bs=1024 skip="$fsb" count=1 2>/dev/null) \
+		    <(dd if="$T/r1.img" bs=1024 skip="$home" count=1 2>/dev/null)
+		cmp <(dd if="$T/r1.img" bs=1024 skip="$home" count=1 2>/dev/null) \
+		    <(dd if="$T/r2.img" bs=1024 skip="$home" count=1 2>/dev/null)
+	done < <(sed -n 's/^write \([0-9]*\) from tid [0-9]* (log block \([0-9]*\)).*/\1 \2/p' "$T/writes" |
+		 awk '{ last[$1] = $2 } END { for (h in last) print h, last[h] }')
+	# jreplay itself needs -w; -n under -w reads the writer's own log
+	run --separate-stderr e3debugfs -R jreplay "$T/m.img"
+	assert_status 1
+	[[ "$stderr" == *"jreplay: read-only: open with -w"* ]]
+	[ "$(md5sum <"$T/m.img")" = "$before" ]
+	run --separate-stderr e3debugfs -R "jreplay -x" "$T/m.img"
+	assert_status 1
+}
