@@ -9,15 +9,17 @@
  *                  (free space, group metadata, another block in use);
  *                  then its blocks, runs, groups crossed, excess runs
  *                  and e2fsck's non-contiguous verdict.
- *   map [--text] [-o SVGFILE | SVGFILE]
+ *   map [--text] [-o FILE | FILE]
  *                  the block-map picture of the whole volume: one band
- *                  per block group, coloured by what the blocks hold;
+ *                  per block group, coloured by what the blocks hold, as
+ *                  SVG, or PNG for a FILE.png (the same cell grid);
  *                  prints the block count of each colour; --text draws
  *                  it in the terminal, one character a cell.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dbg.h"
 
@@ -160,7 +162,7 @@ DBG_CMD(do_runs)
 	free(w.v);
 }
 
-#define MAP_USAGE "map [--text] [-o SVGFILE | SVGFILE]"
+#define MAP_USAGE "map [--text] [-o FILE.svg|FILE.png | FILE.svg|FILE.png]"
 
 /* map's arguments: --text, and -o FILE or FILE at most once; at least
  * one of them. Returns 1 (and fails with the usage) when they are bad. */
@@ -203,6 +205,14 @@ static void map_report(struct dbg *d, const char *svg,
 		(unsigned long long)st->fragmented_files);
 }
 
+/* FILE.png (any case) is a PNG; any other name an SVG. */
+static int is_png(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 4 && !strcasecmp(path + n - 4, ".png");
+}
+
 static int map_svg(struct dbg *d, const char *path, struct e3_map_stats *st)
 {
 	errcode_t err;
@@ -212,7 +222,8 @@ static int map_svg(struct dbg *d, const char *path, struct e3_map_stats *st)
 		dbg_fail(d, errno, "%s", path);
 		return 1;
 	}
-	err = e3_map_svg(d->fs, out, d->image, st);
+	err = is_png(path) ? e3_map_png(d->fs, out, st) :
+	      e3_map_svg(d->fs, out, d->image, st);
 	if (fclose(out) && !err)
 		err = errno;
 	if (err) {
