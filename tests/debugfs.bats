@@ -835,3 +835,92 @@ changed_blocks() {
 	run --separate-stderr e3debugfs -R "jreplay -x" "$T/m.img"
 	assert_status 1
 }
+
+@test "set_bg writes debugfs' fields as debugfs does: dumpe2fs and show_super_stats agree with debugfs' own set_bg" {
+	local r
+	cp "$D/e1k.img" "$T/ours.img"
+	cp "$D/e1k.img" "$T/theirs.img"
+	local reqs=("set_bg 1 free_inodes_count 7" "set_bg 0 used_dirs_count 9"
+		    "set_bg 1 flags 4" "set_bg 0 itable_unused 3"
+		    "set_bg 1 free_blocks_count 0x100" "set_bg 1 checksum 0x1234")
+	for r in "${reqs[@]}"; do
+		debugfs -w -R "$r" "$T/theirs.img" >/dev/null 2>&1
+	done
+	run --separate-stderr e3debugfs -w "${reqs[@]/#/-R}" "$T/ours.img"
+	assert_status 0
+	diff <(dumpe2fs "$T/theirs.img" 2>/dev/null | sed -n '/^Group 0:/,$p') \
+	     <(dumpe2fs "$T/ours.img" 2>/dev/null | sed -n '/^Group 0:/,$p')
+	dumpe2fs "$T/ours.img" 2>/dev/null | grep -q '7 free inodes'
+	# debugfs' and our show_super_stats read the same groups back
+	diff <(debugfs -R stats "$T/theirs.img" 2>/dev/null | sed -n '/^ Group/,$p') \
+	     <(e3debugfs -R stats "$T/ours.img" 2>/dev/null | sed -n '/^ Group/,$p')
+	same_as_debugfs "$T/ours.img" "stats" || return 1
+	# through the journal: nothing left to replay, e2fsck sees the counts
+	assert_journal_empty "$T/ours.img"
+	run e2fsck -fn "$T/ours.img"
+	assert_status 4
+	[[ "$output" == *"Free inodes count wrong for group #1"* ]]
+	# a writer refuses the inconsistent image until it is checked
+	run --separate-stderr e3debugfs -w -R "set_bg 0 flags 1" "$T/ours.img"
+	assert_status 8
+	[[ "$stderr" == *"run e3fsck first"* ]]
+	# bad requests change nothing
+	cp "$D/e1k.img" "$T/ours.img"
+	run --separate-stderr e3debugfs -w -R "set_bg 99 flags 1" -R "set_bg 0 nosuch 1" \
+		-R "set_bg 0 free_inodes_count 70000" -R "set_bg 0 flags" "$T/ours.img"
+	assert_status 1
+	[ "$(grep -c 'set_bg' <<<"$stderr")" -eq 4 ]
+	[[ "$stderr" == *"set_bg 99 flags 1: group 99: only 2 groups"* ]]
+	assert_fsck_clean "$T/ours.img"
+	run --separate-stderr e3debugfs -R "set_bg 0 flags 1" "$T/ours.img"
+	assert_status 1
+	[[ "$stderr" == *"read-only"* ]]
+	run e3debugfs -R "set_bg -l" "$T/ours.img"
+	assert_status 0
+	assert_output_has "	free_blocks_count	unsigned 16-bit"
+}
+
+@test "kill_file frees the inode and its blocks and keeps its entries: e2fsck's verdict is that of debugfs' kill_file" {
+	local f ours theirs
+	for f in /sparse /a.txt /d/data; do
+		cp "$D/e1k.img" "$T/ours.img"
+		cp "$D/e1k.img" "$T/theirs.img"
+		debugfs -w -R "kill_file $f" "$T/theirs.img" >/dev/null 2>&1
+		run --separate-stderr e3debugfs -w -R "kill_file $f" "$T/ours.img"
+		assert_status 0
+		assert_journal_empty "$T/ours.img"
+		# the entries stay, naming a free inode with its blocks freed
+		ino=$(e3debugfs -R "ls -p $(dirname $f)" "$D/e1k.img" |
+			awk -F/ -v n="$(basename $f)" '$6 == n {print $2}')
+		[ -n "$ino" ]
+		run e3debugfs -R "testi <$ino>" "$T/ours.img"
+		assert_output_has "is not in use"
+		# e2fsck's verdict, found (-n) then fixed (-y) then clean, as for debugfs'
+		ours=0 theirs=0
+		e2fsck -fn "$T/ours.img" >"$T/o.txt" 2>&1 || ours=$?
+		e2fsck -fn "$T/theirs.img" >/dev/null 2>&1 || theirs=$?
+		[ "$ours" -eq 4 ] && [ "$theirs" -eq 4 ] || { cat "$T/o.txt" >&2; false; }
+		grep -q "has deleted/unused inode $ino" "$T/o.txt"
+		ours=0 theirs=0
+		e2fsck -fy "$T/ours.img" >/dev/null 2>&1 || ours=$?
+		e2fsck -fy "$T/theirs.img" >/dev/null 2>&1 || theirs=$?
+		[ "$ours" -eq 1 ] && [ "$theirs" -eq 1 ]
+		assert_fsck_clean "$T/ours.img"
+		assert_fsck_clean "$T/theirs.img"
+	done
+	# a hard-linked file: both entries name the freed inode
+	cp "$D/e1k.img" "$T/ours.img"
+	e3debugfs -w -R "kill_file /d/hard" "$T/ours.img"
+	run e2fsck -fn "$T/ours.img"
+	assert_status 4
+	[ "$(grep -c 'has deleted/unused inode' <<<"$output")" -eq 2 ]
+	# reserved and unused inodes are refused, nothing written
+	cp "$D/e1k.img" "$T/ours.img"
+	run --separate-stderr e3debugfs -w -R "kill_file <2>" -R "kill_file <8>" -R "kill_file <4000>" -R "kill_file /nope" "$T/ours.img"
+	assert_status 1
+	[[ "$stderr" == *"kill_file <8>: inode 8 is reserved"* ]]
+	[[ "$stderr" == *"kill_file <4000>: inode 4000 is not in use"* ]]
+	assert_fsck_clean "$T/ours.img"
+	run --separate-stderr e3debugfs -R "kill_file /a.txt" "$T/ours.img"
+	assert_status 1
+}
