@@ -924,3 +924,29 @@ changed_blocks() {
 	run --separate-stderr e3debugfs -R "kill_file /a.txt" "$T/ours.img"
 	assert_status 1
 }
+
+@test "on a terminal: '!' is refused in one line and runs nothing, requests work, readline edits the line when present" {
+	rm -f /tmp/dbg-x-$$
+	local rc=0
+	printf '!touch /tmp/dbg-x-%s\nls -p /d\nquit\n' "$$" |
+		SS_READLINE_PATH=none python3 "$E3_TOP/tests/ptyrun.py" e3debugfs "$D/e1k.img" >"$T/tty" || rc=$?
+	[ "$rc" -eq 1 ] || { cat "$T/tty" >&2; false; }	# the refused request
+	[ ! -e /tmp/dbg-x-$$ ]
+	[ "$(grep -c "the shell escape '!' is disabled" "$T/tty")" -eq 1 ]
+	grep -q "/data/100000/" "$T/tty"
+	# with a readline library (libss' list): Ctrl-A goes to the line's
+	# start, so "s -p /d" ^A "l" is "ls -p /d"; without one it is not
+	printf 's -p /d\001l\nquit\n' |
+		SS_READLINE_PATH=none python3 "$E3_TOP/tests/ptyrun.py" e3debugfs "$D/e1k.img" >"$T/plain" || true
+	! grep -q "/data/100000/" "$T/plain" || false
+	if ! ldconfig -p 2>/dev/null | grep -qE 'lib(readline\.so\.[4-8]|edit\.so\.2) '; then
+		skip "no readline library for libss to load"
+	fi
+	rc=0
+	printf '!touch /tmp/dbg-x-%s\ns -p /d\001l\nquit\n' "$$" |
+		python3 "$E3_TOP/tests/ptyrun.py" e3debugfs "$D/e1k.img" >"$T/rl" || rc=$?
+	[ "$rc" -eq 1 ] || { cat "$T/rl" >&2; false; }
+	[ ! -e /tmp/dbg-x-$$ ]
+	[ "$(grep -c "the shell escape '!' is disabled" "$T/rl")" -eq 1 ]
+	grep -q "/data/100000/" "$T/rl"
+}
