@@ -704,13 +704,13 @@ tree_of() {
 	[[ "$output" == *"EXIT STATUS"* ]]
 }
 
-# journaled IMG: an image whose log holds four committed transactions not
+# journaled IMG [FROM]: a copy of FROM (e1k.img) as an image whose log holds four committed transactions not
 # yet written home — a file written, a directory made, the file removed
 # (its indirect blocks revoked), another directory — by our own writer,
 # stopped after the fourth commit
 journaled() {
 	local rc=0
-	cp "$D/e1k.img" "$1"
+	cp "${2:-$D/e1k.img}" "$1"
 	printf 'write %s /f\nmkdir /a\nrm /f\nmkdir /b\nmkdir /c\n' "$D/src/d/data" >"$T/jscript"
 	E3_FAULT=stop-after-commit:4 e3debugfs -w -f "$T/jscript" "$1" >/dev/null 2>&1 || rc=$?
 	[ "$rc" -eq 137 ] || { echo "writer exited $rc, not killed" >&2; return 1; }
@@ -788,6 +788,42 @@ changed_blocks() {
 	done
 }
 
+# replay_as_listed IMG BS SB: IMG's jreplay -n list ($T/writes) against
+# the real replays of copies, e2fsck's and ours: every block they change
+# (but the journal superblock) is listed, and each listed block holds
+# after both the last copy logged of it (SB: the superblock's block,
+# which the replay rewrites after, is left out)
+replay_as_listed() {
+	local img=$1 bs=$2 sb=$3 home lb fsb jsb
+	# the real replays: e2fsck's, and ours (-w replays when it opens)
+	cp "$img" "$T/r1.img"
+	e2fsck -E journal_only -y "$T/r1.img" >/dev/null 2>&1 || true
+	cp "$img" "$T/r2.img"
+	run --separate-stderr e3debugfs -w -R jreplay "$T/r2.img"
+	[ "$status" -eq 0 ] || return 1
+	assert_output_has "replayed when the image was opened: 4 transactions, $(wc -l <"$T/writes") blocks" || return 1
+	jsb=$(debugfs -R "bmap <8> 0" "$img" 2>/dev/null)
+	# every block the replay changed is listed ...
+	awk '{print $2}' "$T/writes" | sort -un >"$T/listed" || return 1
+	changed_blocks "$img" "$T/r1.img" "$bs" | grep -vx "$jsb" >"$T/changed"
+	[ -s "$T/changed" ] || return 1
+	comm -23 "$T/changed" "$T/listed" >"$T/unlisted"
+	[ ! -s "$T/unlisted" ] || { cat "$T/unlisted" >&2; return 1; }
+	# ... and each listed block holds, after both replays, the last copy
+	# logged of it (its log block mapped through the journal inode)
+	while read -r home lb; do
+		# the superblock: the replay rewrites it after (needs_recovery
+		# cleared, write time)
+		[ "$home" -ne "$sb" ] || continue
+		fsb=$(debugfs -R "bmap <8> $lb" "$img" 2>/dev/null)
+		cmp <(dd if="$img" bs="$bs" skip="$fsb" count=1 2>/dev/null) \
+		    <(dd if="$T/r1.img" bs="$bs" skip="$home" count=1 2>/dev/null) || return 1
+		cmp <(dd if="$T/r1.img" bs="$bs" skip="$home" count=1 2>/dev/null) \
+		    <(dd if="$T/r2.img" bs="$bs" skip="$home" count=1 2>/dev/null) || return 1
+	done < <(sed -n 's/^write \([0-9]*\) from tid [0-9]* (log block \([0-9]*\)).*/\1 \2/p' "$T/writes" |
+		 awk '{ last[$1] = $2 } END { for (h in last) print h, last[h] }')
+}
+
 @test "jreplay -n writes nothing and names exactly the blocks a replay writes, with their logged contents" {
 	journaled "$T/m.img"
 	local before jsb
@@ -799,34 +835,7 @@ changed_blocks() {
 	grep '^write ' <<<"$output" >"$T/writes"
 	[ -s "$T/writes" ]
 	[[ "$output" == *"skip "*": revoked by tid "* ]]
-	# the real replays: e2fsck's, and ours (-w replays when it opens)
-	cp "$T/m.img" "$T/r1.img"
-	e2fsck -E journal_only -y "$T/r1.img" >/dev/null 2>&1 || true
-	cp "$T/m.img" "$T/r2.img"
-	run --separate-stderr e3debugfs -w -R jreplay "$T/r2.img"
-	assert_status 0
-	assert_output_has "replayed when the image was opened: 4 transactions, $(wc -l <"$T/writes") blocks"
-	jsb=$(debugfs -R "bmap <8> 0" "$T/m.img" 2>/dev/null)
-	# every block the replay changed is listed ...
-	awk '{print $2}' "$T/writes" | sort -un >"$T/listed"
-	changed_blocks "$T/m.img" "$T/r1.img" 1024 | grep -vx "$jsb" >"$T/changed"
-	[ -s "$T/changed" ]
-	comm -23 "$T/changed" "$T/listed" >"$T/unlisted"
-	[ ! -s "$T/unlisted" ] || { cat "$T/unlisted" >&2; false; }
-	# ... and each listed block holds, after both replays, the last copy
-	# logged of it (its log block mapped through the journal inode)
-	local home lb fsb
-	while read -r home lb; do
-		# the superblock: the replay rewrites it after (needs_recovery
-		# cleared, write time)
-		[ "$home" -ne 1 ] || continue
-		fsb=$(debugfs -R "bmap <8> $lb" "$T/m.img" 2>/dev/null)
-		cmp <(dd if="$T/m.img" bs=1024 skip="$fsb" count=1 2>/dev/null) \
-		    <(dd if="$T/r1.img" bs=1024 skip="$home" count=1 2>/dev/null)
-		cmp <(dd if="$T/r1.img" bs=1024 skip="$home" count=1 2>/dev/null) \
-		    <(dd if="$T/r2.img" bs=1024 skip="$home" count=1 2>/dev/null)
-	done < <(sed -n 's/^write \([0-9]*\) from tid [0-9]* (log block \([0-9]*\)).*/\1 \2/p' "$T/writes" |
-		 awk '{ last[$1] = $2 } END { for (h in last) print h, last[h] }')
+	replay_as_listed "$T/m.img" 1024 1 || return 1
 	# jreplay itself needs -w; -n under -w reads the writer's own log
 	run --separate-stderr e3debugfs -R jreplay "$T/m.img"
 	assert_status 1
@@ -949,4 +958,17 @@ changed_blocks() {
 	[ ! -e /tmp/dbg-x-$$ ]
 	[ "$(grep -c "the shell escape '!' is disabled" "$T/rl")" -eq 1 ]
 	grep -q "/data/100000/" "$T/rl"
+}
+
+@test "jreplay -n on 4 KiB blocks: the same agreement with e2fsck's replay and ours" {
+	journaled "$T/m.img" "$D/e4k.img"
+	local before
+	before=$(md5sum <"$T/m.img")
+	run --separate-stderr e3debugfs -R "jreplay -n" -R jtrans "$T/m.img"
+	assert_status 0
+	[ "$(md5sum <"$T/m.img")" = "$before" ]
+	grep '^write ' <<<"$output" >"$T/writes"
+	[ -s "$T/writes" ]
+	assert_output_has "  0: superblock of group 0"
+	replay_as_listed "$T/m.img" 4096 0
 }
