@@ -129,6 +129,13 @@ DBG_CMD(do_jtrans)
 	e3_journal_view_free(&v);
 }
 
+static int blk_cmp(const void *a, const void *b)
+{
+	blk64_t x = *(const blk64_t *)a, y = *(const blk64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void replay_dry(struct dbg *d)
 {
 	struct e3_jview v;
@@ -150,13 +157,7 @@ static void replay_dry(struct dbg *d)
 				text[i] : "past the filesystem's end";
 
 		if (b->fate == E3_JB_REPLAYED) {
-			size_t k;
-
-			for (k = 0; k < distinct && seen[k] != b->home; k++)
-				;
-			if (k == distinct)
-				seen[distinct++] = b->home;
-			writes++;
+			seen[writes++] = b->home;
 			fprintf(d->out, "write %llu from tid %u (log block %u): "
 				"%s\n", (unsigned long long)b->home, b->tid,
 				b->log_block, w);
@@ -168,6 +169,10 @@ static void replay_dry(struct dbg *d)
 				b->log_block, fate, w);
 		}
 	}
+	/* a block logged by several transactions is written each time */
+	qsort(seen, writes, sizeof(*seen), blk_cmp);
+	for (size_t i = 0; i < writes; i++)
+		distinct += !i || seen[i] != seen[i - 1];
 	fprintf(d->out, "would write %zu blocks (%zu distinct), skip %zu; "
 		"nothing written\n", writes, distinct, skips);
 	free(seen);

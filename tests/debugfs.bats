@@ -757,6 +757,11 @@ changed_blocks() {
 	run --separate-stderr e3debugfs -R jtrans "$D/e1k.img"
 	assert_status 0
 	assert_output_has "journal empty (s_start 0"
+	# and one without a journal at all
+	mke2fs -q -F -t ext2 "$T/e2.img" 4M >/dev/null 2>&1
+	run --separate-stderr e3debugfs -R jtrans -R "jreplay -n" "$T/e2.img"
+	assert_status 1
+	[ "$(grep -c 'has no internal journal' <<<"$stderr")" -eq 2 ]
 }
 
 @test "jtrans shows a transaction without its commit block as not committed; jreplay -n skips it" {
