@@ -15,7 +15,15 @@
 #    image with every finished request kept;
 #  - -w refused on a mounted image and on one another e3img process holds;
 #  - rdump keeps types, modes, owners, times to the nanosecond, hard
-#    links and xattrs (the copy-in tests' comparer, cmptree.py).
+#    links and xattrs (the copy-in tests' comparer, cmptree.py);
+#  - jtrans against debugfs' logdump (transactions, blocks, revokes) with
+#    what each block is; jreplay -n writes nothing and lists what
+#    e2fsck's replay and ours write, block contents included (1 KiB and
+#    4 KiB blocks); an uncommitted transaction is shown, never replayed;
+#  - set_bg against debugfs' own set_bg (dumpe2fs, show_super_stats);
+#    kill_file gets e2fsck's verdict of debugfs' kill_file;
+#  - on a pseudo-terminal: '!' refused and run by nobody, readline's
+#    editing when a readline library is present (tests/ptyrun.py).
 
 load helper
 

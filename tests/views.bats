@@ -11,6 +11,9 @@
 #    counts, Free blocks ranges) and debugfs icheck/ncheck; `frag`
 #    against e3fsck --layout --json (totals, worst files); `map --text`
 #    has a line per group and the SVG's legend, `map -o` is `map FILE`;
+#  - map -o FILE.png and e3defrag --map-* FILE.png: a valid PNG
+#    (tests/pngcells.py: signature, CRCs, IHDR) with a band per group and
+#    the text picture's cells;
 #  - bad input: a missing file, a map path that cannot be written, -n with
 #    --map-after.
 
