@@ -15,6 +15,7 @@ struct dbg_rl {
  * to 4, then libedit and editline); "" or "none" turns it off. 1 when one
  * was loaded. */
 int dbg_rl_load(struct dbg_rl *rl);
+/* Forgets rl (the library stays loaded: readline.c says why). */
 void dbg_rl_unload(struct dbg_rl *rl);
 
 #endif
