@@ -22,8 +22,9 @@ cd "$(dirname "$0")"
 #   ss-dev            libss and mk_cmds: e3debugfs' request table
 #   jq                JSON checks of e3debugfs -J
 #   librsvg2-bin      rsvg-convert: the block-map pictures must render
+#   libpng-dev        the block-map picture as PNG (map -o FILE.png)
 PKGS=(build-essential autoconf pkgconf libext2fs-dev comerr-dev uuid-dev
-      zlib1g-dev libarchive-dev libbsd-dev e2fsprogs bats gnuplot-nox
+      zlib1g-dev libarchive-dev libbsd-dev libpng-dev e2fsprogs bats gnuplot-nox
       genext2fs acl attr zstd xz-utils bzip2 time
       python3 zip cpio libarchive-tools util-linux mount passwd
       ss-dev jq librsvg2-bin)

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "dbg.h"
+#include "owners.h"
 
 static unsigned used_pct(blk64_t free, blk64_t total)
 {
@@ -116,154 +117,36 @@ DBG_CMD(do_freemap)
 		(unsigned long long)s.largest);
 }
 
-/* A block asked about and, once the inodes are walked, who maps it. */
-struct want {
-	blk64_t blk;
-	ext2_ino_t ino;		/* 0: no inode maps it */
-	e2_blkcnt_t lblk;	/* its logical number; < 0: a map block */
-	int ea;			/* the inode's xattr block */
-};
-
-struct owner_walk {
-	struct want *w;
-	size_t n, left;
-	ext2_ino_t ino;
-};
-
-static void found(struct owner_walk *o, blk64_t b, e2_blkcnt_t lblk, int ea)
-{
-	for (size_t i = 0; i < o->n; i++) {
-		if (o->w[i].blk == b && !o->w[i].ino) {
-			o->w[i] = (struct want){ b, o->ino, lblk, ea };
-			o->left--;
-		}
-	}
-}
-
-static int owner_visit(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt,
-		       blk64_t ref_blk, int ref_offset, void *priv)
-{
-	struct owner_walk *o = priv;
-
-	(void)fs; (void)ref_blk; (void)ref_offset;
-	found(o, *blocknr, blockcnt, 0);
-	return o->left ? 0 : BLOCK_ABORT;
-}
-
-/* One pass over the inodes for every block still unexplained. */
-static errcode_t walk_inodes(ext2_filsys fs, struct owner_walk *o)
-{
-	ext2_inode_scan scan;
-	struct ext2_inode in;
-	ext2_ino_t ino;
-	errcode_t err;
-
-	if ((err = ext2fs_open_inode_scan(fs, 0, &scan)))
-		return err;
-	while (o->left && !(err = ext2fs_get_next_inode(scan, &ino, &in)) &&
-	       ino) {
-		if (!in.i_links_count && ino != fs->super->s_journal_inum &&
-		    ino != EXT2_RESIZE_INO)
-			continue;
-		o->ino = ino;
-		if (ext2fs_file_acl_block(fs, &in))
-			found(o, ext2fs_file_acl_block(fs, &in), 0, 1);
-		if (o->left && ext2fs_inode_has_valid_blocks2(fs, &in) &&
-		    (err = ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY,
-						 NULL, owner_visit, o)))
-			break;
-	}
-	ext2fs_close_inode_scan(scan);
-	return err;
-}
-
-static void print_meta(struct dbg *d, const struct e3_meta_owner *m)
-{
-	fprintf(d->out, "%s", e3_meta_kind_name(m->kind));
-	if (m->kind == E3_META_DESC || m->kind == E3_META_RESERVED_GDT)
-		fprintf(d->out, " block %llu", (unsigned long long)m->index);
-	if (m->kind != E3_META_BOOT)
-		fprintf(d->out, " of group %u", m->group);
-	if (m->kind == E3_META_INODE_TABLE)
-		fprintf(d->out, " (block %llu, inodes %u-%u)",
-			(unsigned long long)m->index, m->ino_first, m->ino_last);
-	fputc('\n', d->out);
-}
-
-static void print_inode_owner(struct dbg *d, const struct want *w)
-{
-	char *name = NULL;
-	static const char *const map[] = { "IND", "DIND", "TIND" };
-
-	if (w->ino == d->fs->super->s_journal_inum)
-		fprintf(d->out, "journal (inode %u", w->ino);
-	else if (w->ino == EXT2_RESIZE_INO)
-		fprintf(d->out, "reserved GDT map (inode %u", w->ino);
-	else {
-		name = dbg_path_of(d->fs, w->ino);
-		fprintf(d->out, "inode %u %s (", w->ino, name ? name : "?");
-		ext2fs_free_mem(&name);
-	}
-	if (w->ino == d->fs->super->s_journal_inum || w->ino == EXT2_RESIZE_INO)
-		fputs(", ", d->out);
-	if (w->ea)
-		fputs("xattr block)\n", d->out);
-	else if (w->lblk < 0)
-		fprintf(d->out, "indirect block %s)\n",
-			w->lblk >= -3 ? map[-w->lblk - 1] : "?");
-	else
-		fprintf(d->out, "data block, logical %lld)\n",
-			(long long)w->lblk);
-}
-
 DBG_CMD(do_owner)
 {
 	struct dbg *d = dbg_of(info);
-	struct owner_walk o = { 0 };
-	struct e3_meta_owner *m;
+	blk64_t *b;
+	char **text;
 	unsigned long long v;
-	errcode_t err;
+	size_t n;
 
 	if (dbg_args(d, argc, 2, 10000, "owner BLOCK...") ||
 	    dbg_need_bitmaps(d))
 		return;
-	o.n = argc - 1;
-	o.w = calloc(o.n, sizeof(*o.w));
-	m = calloc(o.n, sizeof(*m));
-	if (!o.w || !m) {
+	n = argc - 1;
+	if (!(b = calloc(n, sizeof(*b)))) {
 		dbg_fail(d, ENOMEM, "owner");
-		goto out;
+		return;
 	}
-	for (size_t i = 0; i < o.n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (dbg_number(d, argv[i + 1], "block", &v))
 			goto out;
-		if ((err = e3_meta_owner(d->fs, v, &m[i]))) {
-			dbg_fail(d, err, "block %s", argv[i + 1]);
+		if (v >= ext2fs_blocks_count(d->fs->super)) {
+			dbg_fail(d, EXT2_ET_BAD_BLOCK_NUM, "block %s", argv[i + 1]);
 			goto out;
 		}
-		o.w[i].blk = v;
-		if (m[i].kind == E3_META_NONE &&
-		    ext2fs_test_block_bitmap2(d->fs->block_map, v))
-			o.left++;
-		else
-			o.w[i].ino = (ext2_ino_t)-1;	/* nothing to look for */
+		b[i] = v;
 	}
-	if (o.left && (err = walk_inodes(d->fs, &o))) {
-		dbg_fail(d, err, "reading the inodes");
+	if (!(text = dbg_owners(d, d->fs, b, n)))
 		goto out;
-	}
-	for (size_t i = 0; i < o.n; i++) {
-		fprintf(d->out, "%llu: ", (unsigned long long)o.w[i].blk);
-		if (m[i].kind != E3_META_NONE)
-			print_meta(d, &m[i]);
-		else if (!ext2fs_test_block_bitmap2(d->fs->block_map, o.w[i].blk))
-			fputs("free\n", d->out);
-		else if (o.w[i].ino && o.w[i].ino != (ext2_ino_t)-1)
-			print_inode_owner(d, &o.w[i]);
-		else
-			fputs("in use, owned by no inode\n", d->out);
-	}
+	for (size_t i = 0; i < n; i++)
+		fprintf(d->out, "%llu: %s\n", (unsigned long long)b[i], text[i]);
+	dbg_owners_free(text, n);
 out:
-	free(o.w);
-	free(m);
+	free(b);
 }

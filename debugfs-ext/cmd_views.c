@@ -9,15 +9,17 @@
  *                  (free space, group metadata, another block in use);
  *                  then its blocks, runs, groups crossed, excess runs
  *                  and e2fsck's non-contiguous verdict.
- *   map [--text] [-o SVGFILE | SVGFILE]
+ *   map [--text] [-o FILE | FILE]
  *                  the block-map picture of the whole volume: one band
- *                  per block group, coloured by what the blocks hold;
+ *                  per block group, coloured by what the blocks hold, as
+ *                  SVG, or PNG for a FILE.png (the same cell grid);
  *                  prints the block count of each colour; --text draws
  *                  it in the terminal, one character a cell.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dbg.h"
 
@@ -160,15 +162,15 @@ DBG_CMD(do_runs)
 	free(w.v);
 }
 
-#define MAP_USAGE "map [--text] [-o SVGFILE | SVGFILE]"
+#define MAP_USAGE "map [--text] [-o FILE.svg|FILE.png | FILE.svg|FILE.png]"
 
 /* map's arguments: --text, and -o FILE or FILE at most once; at least
  * one of them. Returns 1 (and fails with the usage) when they are bad. */
 static int map_args(struct dbg *d, int argc, const char *const *argv,
-		    int *text, const char **svg)
+		    int *text, const char **file)
 {
 	*text = 0;
-	*svg = NULL;
+	*file = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -180,21 +182,21 @@ static int map_args(struct dbg *d, int argc, const char *const *argv,
 			a = argv[++i];
 		else if (a[0] == '-')
 			goto usage;
-		if (*svg)
+		if (*file)
 			goto usage;
-		*svg = a;
+		*file = a;
 	}
-	if (*text || *svg)
+	if (*text || *file)
 		return 0;
 usage:
 	dbg_fail(d, 0, "usage: " MAP_USAGE);
 	return 1;
 }
 
-static void map_report(struct dbg *d, const char *svg,
+static void map_report(struct dbg *d, const char *file,
 		       const struct e3_map_stats *st)
 {
-	fprintf(d->out, "%s: %u bands, %llu blocks a cell\n", svg, st->bands,
+	fprintf(d->out, "%s: %u bands, %llu blocks a cell\n", file, st->bands,
 		(unsigned long long)st->cell_blocks);
 	for (int c = 0; c < E3_MAP_NCLASS; c++)
 		fprintf(d->out, "%s: %llu blocks\n", e3_map_class_name(c),
@@ -203,7 +205,16 @@ static void map_report(struct dbg *d, const char *svg,
 		(unsigned long long)st->fragmented_files);
 }
 
-static int map_svg(struct dbg *d, const char *path, struct e3_map_stats *st)
+/* FILE.png (any case) is a PNG; any other name an SVG. */
+static int is_png(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 4 && !strcasecmp(path + n - 4, ".png");
+}
+
+/* The picture to path, as SVG or PNG by its name. */
+static int map_file(struct dbg *d, const char *path, struct e3_map_stats *st)
 {
 	errcode_t err;
 	FILE *out = fopen(path, "w");
@@ -212,7 +223,8 @@ static int map_svg(struct dbg *d, const char *path, struct e3_map_stats *st)
 		dbg_fail(d, errno, "%s", path);
 		return 1;
 	}
-	err = e3_map_svg(d->fs, out, d->image, st);
+	err = is_png(path) ? e3_map_png(d->fs, out, st) :
+	      e3_map_svg(d->fs, out, d->image, st);
 	if (fclose(out) && !err)
 		err = errno;
 	if (err) {
@@ -226,20 +238,20 @@ DBG_CMD(do_map)
 {
 	struct dbg *d = dbg_of(info);
 	struct e3_map_stats st;
-	const char *svg;
+	const char *file;
 	errcode_t err;
 	int text;
 
-	if (map_args(d, argc, argv, &text, &svg) || dbg_need_bitmaps(d))
+	if (map_args(d, argc, argv, &text, &file) || dbg_need_bitmaps(d))
 		return;
-	if (svg && map_svg(d, svg, &st))
+	if (file && map_file(d, file, &st))
 		return;
 	if (text && (err = e3_map_text(d->fs, d->out, &st))) {
 		dbg_fail(d, err, "map --text");
 		return;
 	}
-	if (svg && !text)
-		map_report(d, svg, &st);
-	else if (svg)
-		fprintf(d->out, "%s: written\n", svg);
+	if (file && !text)
+		map_report(d, file, &st);
+	else if (file)
+		fprintf(d->out, "%s: written\n", file);
 }

@@ -289,3 +289,29 @@ DBG_CMD(do_punch)
 	else
 		wrote(d);
 }
+
+/* kill_file FILE: as debugfs, the inode and its blocks are freed and
+ * every entry naming it stays (e3fsck then finds them pointing at a
+ * deleted inode); unlike debugfs', its xattr block share goes too and
+ * its map is emptied, through the journal */
+DBG_CMD(do_kill_file)
+{
+	struct dbg *d = dbg_of(info);
+	ext2_ino_t ino;
+	errcode_t err;
+
+	if (dbg_args(d, argc, 2, 2, "kill_file FILE") || dbg_need_rw(d))
+		return;
+	if (!(ino = dbg_inode(d, argv[1])))
+		return;
+	err = e3_kill_file(d->img, ino);
+	if (err == E3_BAD_OPTION)
+		dbg_fail(d, 0, "inode %u is reserved (the root, the journal"
+			 "...): not killed", ino);
+	else if (err == E3_NOT_FOUND)
+		dbg_fail(d, 0, "inode %u is not in use", ino);
+	else if (err)
+		dbg_fail(d, err, "%s", argv[1]);
+	else
+		wrote(d);
+}

@@ -6,11 +6,13 @@
  * 16 usage.
  *
  * Requests come from -R (repeatable), -f FILE (or - for stdin) or, with
- * neither, standard input (a prompt on a terminal). Blank lines and
- * lines starting with '#' are skipped; a line starting with '!' (libss'
- * shell escape) is refused: a script never runs a shell. Lines are run
- * with ss_execute_line; ss_listen is not used, because it would run the
- * escape, so there is no line editing.
+ * neither, standard input: on a terminal with a prompt and, when a
+ * readline library is present, line editing and history (readline.c
+ * loads it as libss would). Blank lines and lines starting with '#' are
+ * skipped; a line starting with '!' (libss' shell escape) is refused: no
+ * script and no terminal session ever runs a shell. Lines are run with
+ * ss_execute_line; ss_listen is not used, because it would run the
+ * escape.
  *
  * -J: one JSON object per request on stdout, {"request", "ok", "error",
  * "result"}, result being the text the request printed.
@@ -23,6 +25,7 @@
 
 #include "dbg.h"
 #include "open.h"
+#include "readline.h"
 
 #define E3IMG_VERSION "0.1.0"
 
@@ -218,6 +221,21 @@ static void run_stream(struct dbg *d, int sci, FILE *f, int echo, int prompt)
 	free(line);
 }
 
+/* A terminal session with line editing: readline's prompt and history. */
+static void run_readline(struct dbg *d, int sci, struct dbg_rl *rl)
+{
+	char *line;
+
+	while ((line = rl->readline("e3debugfs:  "))) {
+		if (*line && rl->add_history)
+			rl->add_history(line);
+		dbg_run_line(d, sci, line);
+		free(line);
+		if (stop(d))
+			break;
+	}
+}
+
 struct opts {
 	int write, catastrophic, json, stop_on_error;
 	unsigned long blocksize, superblock;
@@ -337,8 +355,16 @@ int main(int argc, char **argv)
 				fclose(f);
 		}
 	}
-	if (!o.nrequests && !o.file)
-		run_stream(&d, sci, stdin, 0, isatty(0));
+	if (!o.nrequests && !o.file) {
+		struct dbg_rl rl;
+
+		if (isatty(0) && dbg_rl_load(&rl)) {
+			run_readline(&d, sci, &rl);
+			dbg_rl_unload(&rl);
+		} else {
+			run_stream(&d, sci, stdin, 0, isatty(0));
+		}
+	}
 	ss_delete_invocation(sci);
 	status = d.any_failed ? DBG_EXIT_FAILED : DBG_EXIT_OK;
 	if (dbg_close(&d) && status == DBG_EXIT_OK)

@@ -152,6 +152,15 @@ const char *e3_map_class_name(enum e3_map_class c);
  * the last block), then a legend line per class with its block count. */
 errcode_t e3_map_text(ext2_filsys fs, FILE *out, struct e3_map_stats *st);
 char e3_map_class_char(enum e3_map_class c);
+/* The same picture as a PNG to out (libpng): st->bands bands of
+ * E3_MAP_CELLS cells, a cell E3_MAP_PNG_CELL_W x E3_MAP_PNG_CELL_H pixels
+ * in the SVG's colours (white past the last block), a white pixel row
+ * after each band: E3_MAP_CELLS * E3_MAP_PNG_CELL_W pixels wide,
+ * bands * (E3_MAP_PNG_CELL_H + 1) high. No legend (no text): print st.
+ * EIO if writing to out failed. */
+#define E3_MAP_PNG_CELL_W 3
+#define E3_MAP_PNG_CELL_H 9
+errcode_t e3_map_png(ext2_filsys fs, FILE *out, struct e3_map_stats *st);
 
 #ifdef __cplusplus
 }

@@ -344,6 +344,19 @@ errcode_t e3_punch(e3_image_t *img, ext2_ino_t ino, uint64_t start,
  * mode. E3_IMAGE_READONLY for an image not open for writing. */
 errcode_t e3_rsv_check(e3_image_t *img, char *why, size_t whylen,
 		       uint64_t *windows, enum e3_alloc_mode *mode);
+/* Replaces group g's descriptor with gd as given, journaled: for
+ * set_bg, which may write any value (an inconsistent one is e3fsck's to
+ * find). set_csum: recompute its checksum where the filesystem keeps one
+ * (gdt_csum). EXT2_ET_INVALID_ARGUMENT past the last group. */
+errcode_t e3_group_desc_write(e3_image_t *img, dgrp_t g,
+			      const struct ext2_group_desc *gd, int set_csum);
+/* debugfs' kill_file: frees inode ino and its blocks (data, map, its
+ * share of an EA block), journaled, and leaves every directory entry
+ * naming it (e3fsck then finds entries pointing at a deleted inode).
+ * E3_BAD_OPTION for a reserved inode (the root and the journal among
+ * them), E3_NOT_FOUND for one not in use, E3_FILE_BUSY for a file still
+ * open, E3_FILE_BLOCKS_BAD for a damaged map; nothing changed then. */
+errcode_t e3_kill_file(e3_image_t *img, ext2_ino_t ino);
 /* Commits the running transaction now (no checkpoint): what was done so
  * far survives a kill. */
 errcode_t e3_image_commit(e3_image_t *img);

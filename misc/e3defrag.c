@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,7 +27,8 @@ struct args {
 	int dry_run, verbose, json, progress, quiet, force;
 	struct e3_defrag_opts o;
 	const char *image;
-	const char *map_before, *map_after;	/* SVG files to write */
+	const char *map_before, *map_after;	/* SVG or PNG files to write */
+	FILE *png_before, *png_after;	/* those that are PNG: drawn here */
 	int bar_shown;
 	FILE *files;			/* --json -v: the file list, buffered */
 	char *files_buf;
@@ -48,8 +50,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 "usage: %s [-n] [-v] [--json] [--progress|--quiet] [--max-time SECS]\n"
-"       [--min-runs N] [--compact] [--map-before FILE.svg]\n"
-"       [--map-after FILE.svg] [-f] IMAGE [PATH...]\n"
+"       [--min-runs N] [--compact] [--map-before FILE.svg|FILE.png]\n"
+"       [--map-after FILE.svg|FILE.png] [-f] IMAGE [PATH...]\n"
 "  -n, --dry-run     plan only: predicted figures, the image untouched\n"
 "  -v, --verbose     list each file moved (runs before -> after) or left\n"
 "  --json            the report as JSON on stdout\n"
@@ -60,7 +62,8 @@ static void usage(FILE *out)
 "                    space is in the most pieces into large free extents\n"
 "  --map-before SVG, --map-after SVG  the block-map picture of the volume\n"
 "                    before the first move, after the last (one band per\n"
-"                    block group, fragmented file data in red)\n"
+"                    block group, fragmented file data in red); SVG, or\n"
+"                    PNG for a name ending in .png\n"
 "  -f, --force       defragment an image without a journal (not crash-safe)\n"
 "  PATH              only these files and directory trees (absolute paths\n"
 "                    inside the image)\n"
@@ -416,33 +419,69 @@ static void catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+static int is_png(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 4 && !strcasecmp(path + n - 4, ".png");
+}
+
 /* The picture files are opened before the run, so that a bad path is
- * refused before anything moves. */
+ * refused before anything moves. An SVG goes to the library's run (it
+ * draws it under its lock); a PNG the run cannot draw, so it is drawn
+ * here from a read-only view, just before the run opens the image and
+ * just after it closed it: the same states. */
 static int open_maps(struct args *a)
 {
-	if (a->map_before && !(a->o.map_before = fopen(a->map_before, "w"))) {
-		tool_error(a->map_before, errno, NULL);
-		return -1;
+	FILE *f;
+
+	if (a->map_before) {
+		if (!(f = fopen(a->map_before, "w"))) {
+			tool_error(a->map_before, errno, NULL);
+			return -1;
+		}
+		*(is_png(a->map_before) ? &a->png_before : &a->o.map_before) = f;
 	}
-	if (a->map_after && !(a->o.map_after = fopen(a->map_after, "w"))) {
-		tool_error(a->map_after, errno, NULL);
-		if (a->o.map_before)
-			fclose(a->o.map_before);
-		return -1;
+	if (a->map_after) {
+		if (!(f = fopen(a->map_after, "w"))) {
+			tool_error(a->map_after, errno, NULL);
+			if (a->map_before)
+				fclose(a->png_before ? a->png_before :
+				       a->o.map_before);
+			return -1;
+		}
+		*(is_png(a->map_after) ? &a->png_after : &a->o.map_after) = f;
 	}
 	return 0;
 }
 
 static int close_maps(struct args *a)
 {
+	FILE *f[] = { a->o.map_before, a->o.map_after, a->png_before,
+		      a->png_after };
 	int bad = 0;
 
 	errno = 0;
-	if (a->o.map_before && fclose(a->o.map_before))
-		bad = -1;
-	if (a->o.map_after && fclose(a->o.map_after))
-		bad = -1;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i] && fclose(f[i]))
+			bad = -1;
 	return bad;
+}
+
+/* A PNG picture of the image as it is on disk now (a pending journal
+ * shown replayed, as the run's writer will replay it). */
+static errcode_t draw_png(const char *image, FILE *out)
+{
+	struct e3_replay_report rep;
+	ext2_filsys fs;
+	int replayed;
+	errcode_t err = e3_view_open(image, 0, 0, 0, &fs, &rep, &replayed);
+
+	if (err)
+		return err;
+	err = e3_map_png(fs, out, NULL);
+	ext2fs_close_free(&fs);
+	return err;
 }
 
 int main(int argc, char **argv)
@@ -472,7 +511,12 @@ int main(int argc, char **argv)
 	catch_signals();
 	if (open_maps(&a))
 		return E3_EXIT_ERROR;
-	err = e3_defrag_image(a.image, &a.o, &r);
+	memset(&r, 0, sizeof(r));
+	err = a.png_before ? draw_png(a.image, a.png_before) : 0;
+	if (!err)
+		err = e3_defrag_image(a.image, &a.o, &r);
+	if (!err && a.png_after && !a.dry_run)
+		err = draw_png(a.image, a.png_after);
 	if (close_maps(&a) && !err)
 		err = errno ? errno : EIO;
 	if (a.bar_shown)

@@ -15,7 +15,15 @@
 #    image with every finished request kept;
 #  - -w refused on a mounted image and on one another e3img process holds;
 #  - rdump keeps types, modes, owners, times to the nanosecond, hard
-#    links and xattrs (the copy-in tests' comparer, cmptree.py).
+#    links and xattrs (the copy-in tests' comparer, cmptree.py);
+#  - jtrans against debugfs' logdump (transactions, blocks, revokes) with
+#    what each block is; jreplay -n writes nothing and lists what
+#    e2fsck's replay and ours write, block contents included (1 KiB and
+#    4 KiB blocks); an uncommitted transaction is shown, never replayed;
+#  - set_bg against debugfs' own set_bg (dumpe2fs, show_super_stats);
+#    kill_file gets e2fsck's verdict of debugfs' kill_file;
+#  - on a pseudo-terminal: '!' refused and run by nobody, readline's
+#    editing when a readline library is present (tests/ptyrun.py).
 
 load helper
 
@@ -702,4 +710,278 @@ tree_of() {
 	run man -l "$E3_TOP/man/e3debugfs.8"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"EXIT STATUS"* ]]
+}
+
+# journaled IMG [FROM]: a copy of FROM (e1k.img) as an image whose log holds four committed transactions not
+# yet written home — a file written, a directory made, the file removed
+# (its indirect blocks revoked), another directory — by our own writer,
+# stopped after the fourth commit
+journaled() {
+	local rc=0
+	cp "${2:-$D/e1k.img}" "$1"
+	printf 'write %s /f\nmkdir /a\nrm /f\nmkdir /b\nmkdir /c\n' "$D/src/d/data" >"$T/jscript"
+	E3_FAULT=stop-after-commit:4 e3debugfs -w -f "$T/jscript" "$1" >/dev/null 2>&1 || rc=$?
+	[ "$rc" -eq 137 ] || { echo "writer exited $rc, not killed" >&2; return 1; }
+	dumpe2fs -h "$1" 2>/dev/null | grep -q needs_recovery || return 1
+}
+
+# changed_blocks A B BS: the blocks where images A and B differ
+changed_blocks() {
+	cmp -l "$1" "$2" | awk -v bs="$3" '{ print int(($1 - 1) / bs) }' | sort -un
+}
+
+@test "jtrans lists the transactions and logged blocks logdump finds, and names each block" {
+	journaled "$T/m.img"
+	local before
+	before=$(md5sum <"$T/m.img")
+	# debugfs' log, as "tid T: B blocks, R revokes" lines and the homes
+	debugfs -R "logdump -a" "$T/m.img" 2>/dev/null | awk '
+		function flush() { if (tid != "") printf "tid %s: %d blocks, %d revokes\n%s", tid, nb, nr, homes }
+		/^Found expected sequence/ { s = $4; sub(",", "", s); if (s != tid) { flush(); tid = s; nb = 0; nr = 0; homes = "" } }
+		/^  FS block .* logged at/ { nb++; homes = homes "  " $3 "\n" }
+		/^  Revoke FS block/ { nr++ }
+		END { flush() }' >"$T/want"
+	run --separate-stderr e3debugfs -R jtrans "$T/m.img"
+	assert_status 0
+	awk '/^tid / { sub(", committed.*", ""); print } /^  [0-9]+:/ { sub(":.*", ""); print }' \
+		<<<"$output" >"$T/got"
+	diff -u "$T/want" "$T/got"
+	[ "$(grep -c '^tid ' "$T/got")" -eq 4 ]
+	[ "$(grep -c ', committed, at log block' <<<"$output")" -eq 4 ]
+	# what each block is: the state after the replay (the view's)
+	assert_output_has "  1: superblock of group 0"
+	assert_output_has "  2: group descriptors block 0 of group 0"
+	local rb bb0 it0
+	rb=$(debugfs -R "blocks /" "$T/m.img" 2>/dev/null | awk '{print $1}')
+	assert_output_has "  $rb: directory 2 / (data block, logical 0)"
+	bb0=$(dumpe2fs "$T/m.img" 2>/dev/null | sed -n 's/.*Block bitmap at \([0-9]*\).*/\1/p' | head -1)
+	assert_output_has "  $bb0: block bitmap of group 0"
+	it0=$(dumpe2fs "$T/m.img" 2>/dev/null | sed -n 's/.*Inode table at \([0-9]*\)-.*/\1/p' | head -1)
+	assert_output_has "  $it0: inode table of group 0 (block 0, inodes 1-"
+	# the removed file's indirect block: logged in the write, revoked by the rm
+	[[ "$output" == *": free [revoked by tid "* ]]
+	[ "$(md5sum <"$T/m.img")" = "$before" ]
+	# an image without a pending journal: empty log
+	run --separate-stderr e3debugfs -R jtrans "$D/e1k.img"
+	assert_status 0
+	assert_output_has "journal empty (s_start 0"
+	# and one without a journal at all
+	mke2fs -q -F -t ext2 "$T/e2.img" 4M >/dev/null 2>&1
+	run --separate-stderr e3debugfs -R jtrans -R "jreplay -n" "$T/e2.img"
+	assert_status 1
+	[ "$(grep -c 'has no internal journal' <<<"$stderr")" -eq 2 ]
+}
+
+@test "jtrans shows a transaction without its commit block as not committed; jreplay -n skips it" {
+	local n rc found=0
+	printf 'write %s /f\nmkdir /a\n' "$D/src/d/data" >"$T/s"
+	# the first kill that leaves a descriptor without a commit
+	for n in $(seq 1 30); do
+		cp "$D/e1k.img" "$T/k.img"
+		rc=0
+		E3_FAULT=kill:$n e3debugfs -w -f "$T/s" "$T/k.img" >/dev/null 2>&1 || rc=$?
+		[ "$rc" -eq 137 ] || break
+		if e3debugfs -R jtrans "$T/k.img" 2>/dev/null | grep -q ', not committed,'; then
+			found=1
+			break
+		fi
+	done
+	[ "$found" -eq 1 ]
+	run --separate-stderr e3debugfs -R "jreplay -n" "$T/k.img"
+	assert_status 0
+	[[ "$output" == *"uncommitted: "* ]]
+	! grep -q '^write ' <<<"$output" || false
+	# e2fsck's replay agrees: nothing of it reaches its home
+	cp "$T/k.img" "$T/r.img"
+	e2fsck -E journal_only -y "$T/r.img" >/dev/null 2>&1 || true
+	local jsb
+	jsb=$(debugfs -R "bmap <8> 0" "$T/k.img" 2>/dev/null)
+	for b in $(changed_blocks "$T/k.img" "$T/r.img" 1024); do
+		[ "$b" -eq "$jsb" ] || [ "$b" -eq 1 ] || { echo "block $b changed" >&2; false; }
+	done
+}
+
+# replay_as_listed IMG BS SB: IMG's jreplay -n list ($T/writes) against
+# the real replays of copies, e2fsck's and ours: every block they change
+# (but the journal superblock) is listed, and each listed block holds
+# after both the last copy logged of it (SB: the superblock's block,
+# which the replay rewrites after, is left out)
+replay_as_listed() {
+	local img=$1 bs=$2 sb=$3 home lb fsb jsb
+	# the real replays: e2fsck's, and ours (-w replays when it opens)
+	cp "$img" "$T/r1.img"
+	e2fsck -E journal_only -y "$T/r1.img" >/dev/null 2>&1 || true
+	cp "$img" "$T/r2.img"
+	run --separate-stderr e3debugfs -w -R jreplay "$T/r2.img"
+	[ "$status" -eq 0 ] || return 1
+	assert_output_has "replayed when the image was opened: 4 transactions, $(wc -l <"$T/writes") blocks" || return 1
+	jsb=$(debugfs -R "bmap <8> 0" "$img" 2>/dev/null)
+	# every block the replay changed is listed ...
+	awk '{print $2}' "$T/writes" | sort -un >"$T/listed" || return 1
+	changed_blocks "$img" "$T/r1.img" "$bs" | grep -vx "$jsb" >"$T/changed"
+	[ -s "$T/changed" ] || return 1
+	comm -23 "$T/changed" "$T/listed" >"$T/unlisted"
+	[ ! -s "$T/unlisted" ] || { cat "$T/unlisted" >&2; return 1; }
+	# ... and each listed block holds, after both replays, the last copy
+	# logged of it (its log block mapped through the journal inode)
+	while read -r home lb; do
+		# the superblock: the replay rewrites it after (needs_recovery
+		# cleared, write time)
+		[ "$home" -ne "$sb" ] || continue
+		fsb=$(debugfs -R "bmap <8> $lb" "$img" 2>/dev/null)
+		cmp <(dd if="$img" bs="$bs" skip="$fsb" count=1 2>/dev/null) \
+		    <(dd if="$T/r1.img" bs="$bs" skip="$home" count=1 2>/dev/null) || return 1
+		cmp <(dd if="$T/r1.img" bs="$bs" skip="$home" count=1 2>/dev/null) \
+		    <(dd if="$T/r2.img" bs="$bs" skip="$home" count=1 2>/dev/null) || return 1
+	done < <(sed -n 's/^write \([0-9]*\) from tid [0-9]* (log block \([0-9]*\)).*/\1 \2/p' "$T/writes" |
+		 awk '{ last[$1] = $2 } END { for (h in last) print h, last[h] }')
+}
+
+@test "jreplay -n writes nothing and names exactly the blocks a replay writes, with their logged contents" {
+	journaled "$T/m.img"
+	local before jsb
+	before=$(md5sum <"$T/m.img")
+	run --separate-stderr e3debugfs -R "jreplay -n" "$T/m.img"
+	assert_status 0
+	[ "$(md5sum <"$T/m.img")" = "$before" ]
+	assert_output_has "nothing written"
+	grep '^write ' <<<"$output" >"$T/writes"
+	[ -s "$T/writes" ]
+	[[ "$output" == *"skip "*": revoked by tid "* ]]
+	replay_as_listed "$T/m.img" 1024 1 || return 1
+	# jreplay itself needs -w; -n under -w reads the writer's own log
+	run --separate-stderr e3debugfs -R jreplay "$T/m.img"
+	assert_status 1
+	[[ "$stderr" == *"jreplay: read-only: open with -w"* ]]
+	[ "$(md5sum <"$T/m.img")" = "$before" ]
+	run --separate-stderr e3debugfs -R "jreplay -x" "$T/m.img"
+	assert_status 1
+}
+
+@test "set_bg writes debugfs' fields as debugfs does: dumpe2fs and show_super_stats agree with debugfs' own set_bg" {
+	local r
+	cp "$D/e1k.img" "$T/ours.img"
+	cp "$D/e1k.img" "$T/theirs.img"
+	local reqs=("set_bg 1 free_inodes_count 7" "set_bg 0 used_dirs_count 9"
+		    "set_bg 1 flags 4" "set_bg 0 itable_unused 3"
+		    "set_bg 1 free_blocks_count 0x100" "set_bg 1 checksum 0x1234")
+	for r in "${reqs[@]}"; do
+		debugfs -w -R "$r" "$T/theirs.img" >/dev/null 2>&1
+	done
+	run --separate-stderr e3debugfs -w "${reqs[@]/#/-R}" "$T/ours.img"
+	assert_status 0
+	diff <(dumpe2fs "$T/theirs.img" 2>/dev/null | sed -n '/^Group 0:/,$p') \
+	     <(dumpe2fs "$T/ours.img" 2>/dev/null | sed -n '/^Group 0:/,$p')
+	dumpe2fs "$T/ours.img" 2>/dev/null | grep -q '7 free inodes'
+	# debugfs' and our show_super_stats read the same groups back
+	diff <(debugfs -R stats "$T/theirs.img" 2>/dev/null | sed -n '/^ Group/,$p') \
+	     <(e3debugfs -R stats "$T/ours.img" 2>/dev/null | sed -n '/^ Group/,$p')
+	same_as_debugfs "$T/ours.img" "stats" || return 1
+	# through the journal: nothing left to replay, e2fsck sees the counts
+	assert_journal_empty "$T/ours.img"
+	run e2fsck -fn "$T/ours.img"
+	assert_status 4
+	[[ "$output" == *"Free inodes count wrong for group #1"* ]]
+	# a writer refuses the inconsistent image until it is checked
+	run --separate-stderr e3debugfs -w -R "set_bg 0 flags 1" "$T/ours.img"
+	assert_status 8
+	[[ "$stderr" == *"run e3fsck first"* ]]
+	# bad requests change nothing
+	cp "$D/e1k.img" "$T/ours.img"
+	run --separate-stderr e3debugfs -w -R "set_bg 99 flags 1" -R "set_bg 0 nosuch 1" \
+		-R "set_bg 0 free_inodes_count 70000" -R "set_bg 0 flags" "$T/ours.img"
+	assert_status 1
+	[ "$(grep -c 'set_bg' <<<"$stderr")" -eq 4 ]
+	[[ "$stderr" == *"set_bg 99 flags 1: group 99: only 2 groups"* ]]
+	assert_fsck_clean "$T/ours.img"
+	run --separate-stderr e3debugfs -R "set_bg 0 flags 1" "$T/ours.img"
+	assert_status 1
+	[[ "$stderr" == *"read-only"* ]]
+	run e3debugfs -R "set_bg -l" "$T/ours.img"
+	assert_status 0
+	assert_output_has "	free_blocks_count	unsigned 16-bit"
+}
+
+@test "kill_file frees the inode and its blocks and keeps its entries: e2fsck's verdict is that of debugfs' kill_file" {
+	local f ours theirs
+	for f in /sparse /a.txt /d/data; do
+		cp "$D/e1k.img" "$T/ours.img"
+		cp "$D/e1k.img" "$T/theirs.img"
+		debugfs -w -R "kill_file $f" "$T/theirs.img" >/dev/null 2>&1
+		run --separate-stderr e3debugfs -w -R "kill_file $f" "$T/ours.img"
+		assert_status 0
+		assert_journal_empty "$T/ours.img"
+		# the entries stay, naming a free inode with its blocks freed
+		ino=$(e3debugfs -R "ls -p $(dirname $f)" "$D/e1k.img" |
+			awk -F/ -v n="$(basename $f)" '$6 == n {print $2}')
+		[ -n "$ino" ]
+		run e3debugfs -R "testi <$ino>" "$T/ours.img"
+		assert_output_has "is not in use"
+		# e2fsck's verdict, found (-n) then fixed (-y) then clean, as for debugfs'
+		ours=0 theirs=0
+		e2fsck -fn "$T/ours.img" >"$T/o.txt" 2>&1 || ours=$?
+		e2fsck -fn "$T/theirs.img" >/dev/null 2>&1 || theirs=$?
+		[ "$ours" -eq 4 ] && [ "$theirs" -eq 4 ] || { cat "$T/o.txt" >&2; false; }
+		grep -q "has deleted/unused inode $ino" "$T/o.txt"
+		ours=0 theirs=0
+		e2fsck -fy "$T/ours.img" >/dev/null 2>&1 || ours=$?
+		e2fsck -fy "$T/theirs.img" >/dev/null 2>&1 || theirs=$?
+		[ "$ours" -eq 1 ] && [ "$theirs" -eq 1 ]
+		assert_fsck_clean "$T/ours.img"
+		assert_fsck_clean "$T/theirs.img"
+	done
+	# a hard-linked file: both entries name the freed inode
+	cp "$D/e1k.img" "$T/ours.img"
+	e3debugfs -w -R "kill_file /d/hard" "$T/ours.img"
+	run e2fsck -fn "$T/ours.img"
+	assert_status 4
+	[ "$(grep -c 'has deleted/unused inode' <<<"$output")" -eq 2 ]
+	# reserved and unused inodes are refused, nothing written
+	cp "$D/e1k.img" "$T/ours.img"
+	run --separate-stderr e3debugfs -w -R "kill_file <2>" -R "kill_file <8>" -R "kill_file <4000>" -R "kill_file /nope" "$T/ours.img"
+	assert_status 1
+	[[ "$stderr" == *"kill_file <8>: inode 8 is reserved"* ]]
+	[[ "$stderr" == *"kill_file <4000>: inode 4000 is not in use"* ]]
+	assert_fsck_clean "$T/ours.img"
+	run --separate-stderr e3debugfs -R "kill_file /a.txt" "$T/ours.img"
+	assert_status 1
+}
+
+@test "on a terminal: '!' is refused in one line and runs nothing, requests work, readline edits the line when present" {
+	rm -f /tmp/dbg-x-$$
+	local rc=0
+	printf '!touch /tmp/dbg-x-%s\nls -p /d\nquit\n' "$$" |
+		SS_READLINE_PATH=none python3 "$E3_TOP/tests/ptyrun.py" e3debugfs "$D/e1k.img" >"$T/tty" || rc=$?
+	[ "$rc" -eq 1 ] || { cat "$T/tty" >&2; false; }	# the refused request
+	[ ! -e /tmp/dbg-x-$$ ]
+	[ "$(grep -c "the shell escape '!' is disabled" "$T/tty")" -eq 1 ]
+	grep -q "/data/100000/" "$T/tty"
+	# with a readline library (libss' list): Ctrl-A goes to the line's
+	# start, so "s -p /d" ^A "l" is "ls -p /d"; without one it is not
+	printf 's -p /d\001l\nquit\n' |
+		SS_READLINE_PATH=none python3 "$E3_TOP/tests/ptyrun.py" e3debugfs "$D/e1k.img" >"$T/plain" || true
+	! grep -q "/data/100000/" "$T/plain" || false
+	if ! ldconfig -p 2>/dev/null | grep -qE 'lib(readline\.so\.[4-8]|edit\.so\.2) '; then
+		skip "no readline library for libss to load"
+	fi
+	rc=0
+	printf '!touch /tmp/dbg-x-%s\ns -p /d\001l\nquit\n' "$$" |
+		python3 "$E3_TOP/tests/ptyrun.py" e3debugfs "$D/e1k.img" >"$T/rl" || rc=$?
+	[ "$rc" -eq 1 ] || { cat "$T/rl" >&2; false; }
+	[ ! -e /tmp/dbg-x-$$ ]
+	[ "$(grep -c "the shell escape '!' is disabled" "$T/rl")" -eq 1 ]
+	grep -q "/data/100000/" "$T/rl"
+}
+
+@test "jreplay -n on 4 KiB blocks: the same agreement with e2fsck's replay and ours" {
+	journaled "$T/m.img" "$D/e4k.img"
+	local before
+	before=$(md5sum <"$T/m.img")
+	run --separate-stderr e3debugfs -R "jreplay -n" -R jtrans "$T/m.img"
+	assert_status 0
+	[ "$(md5sum <"$T/m.img")" = "$before" ]
+	grep '^write ' <<<"$output" >"$T/writes"
+	[ -s "$T/writes" ]
+	assert_output_has "  0: superblock of group 0"
+	replay_as_listed "$T/m.img" 4096 0
 }

@@ -11,6 +11,9 @@
 #    counts, Free blocks ranges) and debugfs icheck/ncheck; `frag`
 #    against e3fsck --layout --json (totals, worst files); `map --text`
 #    has a line per group and the SVG's legend, `map -o` is `map FILE`;
+#  - map -o FILE.png and e3defrag --map-* FILE.png: a valid PNG
+#    (tests/pngcells.py: signature, CRCs, IHDR) with a band per group and
+#    the text picture's cells;
 #  - bad input: a missing file, a map path that cannot be written, -n with
 #    --map-after.
 
@@ -372,4 +375,52 @@ want = sorted(((f["excess_runs"], f["runs"]) for f in l["worst_excess_runs"]), r
 got = [(int(r[0]), int(r[1])) for r in excess[:len(want)]]
 assert got == want, (got, want)
 PY
+}
+
+# png_cells PNG: the PNG's cell grid as map --text draws it (and a check
+# of its signature, chunk CRCs and IHDR: tests/pngcells.py)
+png_cells() {
+	python3 "$E3_TOP/tests/pngcells.py" "$1"
+}
+
+@test "e3debugfs map -o FILE.png: a valid PNG, a band per group, the same cells as the text and SVG pictures" {
+	frag "$T/f.img"
+	run e3debugfs -R "map -o $T/m.png" -R "map $T/m.svg" -R "map --text" "$T/f.img"
+	assert_status 0
+	png_cells "$T/m.png" >"$T/png.txt"
+	groups=$(dumpe2fs -h "$T/f.img" 2>/dev/null | awk -F: '/^Block count/ {b = $2} /^Blocks per group/ {p = $2} /^First block/ {f = $2} END {print int((b - f + p - 1) / p)}')
+	[ "$(wc -l <"$T/png.txt")" -eq "$groups" ]
+	grep -E '^ +[0-9]+ [.MJDfXo ]{256}$' <<<"$output" | cut -c8- >"$T/text.txt"
+	diff "$T/text.txt" "$T/png.txt"
+	grep -q X "$T/png.txt"
+	# the legend counts are printed, as for the SVG; the SVG still renders
+	assert_output_has "$T/m.png: $groups bands"
+	renders "$T/m.svg"
+	# the name decides the format
+	run e3debugfs -R "map $T/M.PNG" "$T/f.img"
+	assert_status 0
+	cmp "$T/m.png" "$T/M.PNG"
+	run e3debugfs -R "map -o /nonexistent-dir/m.png" "$T/f.img"
+	assert_status 1
+	assert_output_has "/nonexistent-dir/m.png"
+}
+
+@test "e3defrag --map-before/--map-after FILE.png: valid PNGs, fragmented data before and none after" {
+	frag "$T/f.img"
+	run e3defrag --quiet --map-before "$T/b.png" --map-after "$T/a.svg" "$T/f.img"
+	assert_status 0
+	png_cells "$T/b.png" >"$T/b.txt"
+	grep -q X "$T/b.txt"
+	renders "$T/a.svg"
+	frag "$T/g.img"
+	run e3defrag --quiet --map-after "$T/a.png" "$T/g.img"
+	assert_status 0
+	png_cells "$T/a.png" >"$T/a.txt"
+	! grep -q X "$T/a.txt" || false
+	# the after picture is the image's as left: the text picture of it
+	run e3debugfs -R "map --text" "$T/g.img"
+	grep -E '^ +[0-9]+ [.MJDfXo ]{256}$' <<<"$output" | cut -c8- | diff - "$T/a.txt"
+	assert_fsck_clean "$T/g.img"
+	run e3defrag --map-before /nonexistent-dir/b.png "$T/g.img"
+	assert_status 8
 }

@@ -139,6 +139,11 @@ void e3_ifree(ext2_filsys fs, ext2_ino_t ino, int is_dir);
  * itself are freed, dtime stamped; a directory's size is zeroed. The map
  * must have been checked (e3_map_owned) first. On error it is half done:
  * the caller poisons the operation. Caller holds fs_lock. */
+/* The blocks freeing ino would free are all its own (remove.c): 0, or
+ * E3_FILE_BLOCKS_BAD (its map names metadata, the journal, a free block,
+ * one block twice, or its EA block is not one). Caller holds fs_lock. */
+errcode_t e3_inode_owns_blocks(struct e3_image *img, ext2_ino_t ino,
+			       struct ext2_inode *inode);
 errcode_t e3_inode_release(struct e3_image *img, ext2_ino_t ino,
 			   struct ext2_inode *inode, int is_dir);
 

@@ -12,7 +12,7 @@
  * A failure after the entry went takes it back (a file with other links)
  * or, when that cannot be done, poisons the running transaction
  * (e3_op_poison) so that no half removal is ever committed.
- * Before a last link goes, the file's block map is checked (own_blocks):
+ * Before a last link goes, the file's block map is checked (e3_inode_owns_blocks):
  * a damaged one would have punch free a bitmap, an inode table or a
  * journal block (or a free block, or one block twice), and the allocator
  * hand it to the next file to be overwritten with its data. Such a
@@ -52,8 +52,8 @@ static errcode_t ea_sound(ext2_filsys fs, blk64_t ea, ext2_ino_t ino)
  * once (its EA block included: shared with other inodes by its reference
  * count, never with its own map), and the EA block is one: else
  * E3_FILE_BLOCKS_BAD, and nothing has been changed. */
-static errcode_t own_blocks(struct e3_image *img, ext2_ino_t ino,
-			    struct ext2_inode *inode)
+errcode_t e3_inode_owns_blocks(struct e3_image *img, ext2_ino_t ino,
+			       struct ext2_inode *inode)
 {
 	blk64_t ea = ext2fs_file_acl_block(img->fs, inode);
 	errcode_t err = e3_map_owned(img, ino, inode, ea);
@@ -127,7 +127,7 @@ static errcode_t remove_locked(struct e3_image *img, ext2_ino_t dir,
 	/* its close would commit blocks and a size into a freed inode */
 	if (inode.i_links_count <= 1 && e3_load_file_is_open(img, ino))
 		return E3_FILE_BUSY;
-	if (inode.i_links_count <= 1 && (err = own_blocks(img, ino, &inode)))
+	if (inode.i_links_count <= 1 && (err = e3_inode_owns_blocks(img, ino, &inode)))
 		return err;
 	if ((err = e3_dc_dir_owned(img, dir)))	/* its block is written */
 		return err;

@@ -2,7 +2,8 @@
  * shell_ops.c: the few journaled changes e3debugfs needs that the load
  * API lacks — removing an empty directory, writing an inode's fields
  * (set_inode_field), removing an extended attribute, superblock fields
- * (set_super_value), punching blocks out of a file, committing at the
+ * (set_super_value), a group descriptor (set_bg), debugfs' kill_file,
+ * punching blocks out of a file, committing at the
  * end of a request so that a finished request survives a kill, and the
  * reservation-tree validator as a request (STYLE.md habit 6). Each is one atomic operation under
  * fs_lock ending with e3_op_end, like e3_remove (remove.c), whose
@@ -274,4 +275,74 @@ errcode_t e3_rsv_check(e3_image_t *img, char *why, size_t whylen,
 	*windows = st.windows;
 	*mode = img->opts.alloc;
 	return rsv_tree_check(img->alloc, why, whylen) ? 0 : E3_RSV_TREE_BAD;
+}
+
+errcode_t e3_group_desc_write(e3_image_t *img, dgrp_t g,
+			      const struct ext2_group_desc *gd, int set_csum)
+{
+	errcode_t err, err2;
+	ext2_filsys fs;
+
+	if ((err = e3_check_writable(img)))
+		return err;
+	e3_fs_lock(img);
+	fs = img->fs;
+	if (g >= fs->group_desc_count) {
+		err = EXT2_ET_INVALID_ARGUMENT;
+	} else {
+		/* ext3's 32-byte descriptor; the next commit journals the
+		 * descriptor block from here */
+		memcpy(ext2fs_group_desc(fs, fs->group_desc, g), gd,
+		       sizeof(*gd));
+		if (set_csum)
+			ext2fs_group_desc_csum_set(fs, g);
+		ext2fs_mark_super_dirty(fs);
+	}
+	err2 = e3_op_end(img);
+	e3_fs_unlock(img);
+	return err ? err : err2;
+}
+
+errcode_t e3_kill_file(e3_image_t *img, ext2_ino_t ino)
+{
+	struct ext2_inode inode;
+	errcode_t err, err2;
+	ext2_filsys fs;
+	int is_dir;
+
+	if ((err = e3_check_writable(img)))
+		return err;
+	e3_fs_lock(img);
+	fs = img->fs;
+	if (ino < EXT2_FIRST_INODE(fs->super) ||
+	    ino > fs->super->s_inodes_count) {
+		err = E3_BAD_OPTION;	/* the root, the journal... */
+		goto out;
+	}
+	if (!ext2fs_test_inode_bitmap2(fs->inode_map, ino)) {
+		err = E3_NOT_FOUND;
+		goto out;
+	}
+	if ((err = ext2fs_read_inode(fs, ino, &inode)))
+		goto out;
+	if (e3_load_file_is_open(img, ino)) {
+		err = E3_FILE_BUSY;
+		goto out;
+	}
+	/* a damaged map would free metadata into the allocator */
+	if ((err = e3_inode_owns_blocks(img, ino, &inode)))
+		goto out;
+	is_dir = LINUX_S_ISDIR(inode.i_mode);
+	err = e3_inode_release(img, ino, &inode, is_dir);
+	if (err) {
+		/* half freed, its blocks revoked: never commit any of it */
+		e3_undo_begin(img);
+		e3_op_poison(img, err);
+	} else if (is_dir) {
+		e3_dc_forget(img, ino);
+	}
+out:
+	err2 = e3_op_end(img);
+	e3_fs_unlock(img);
+	return err ? err : err2;
 }

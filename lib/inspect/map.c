@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "e3_inspect.h"
+#include "map_int.h"
 #include "util/grow.h"
 
 #define CELL_W 3		/* pixels */
@@ -66,6 +67,11 @@ const char *e3_map_class_name(enum e3_map_class c)
 char e3_map_class_char(enum e3_map_class c)
 {
 	return (unsigned)c < E3_MAP_NCLASS ? klass[c].ch : '?';
+}
+
+const char *e3_map_class_colour(enum e3_map_class c)
+{
+	return (unsigned)c < E3_MAP_NCLASS ? klass[c].colour : "#ffffff";
 }
 
 /* Adds [b, b + n) to the cells it covers, as class c. */
@@ -409,6 +415,22 @@ errcode_t e3_map_text(ext2_filsys fs, FILE *out, struct e3_map_stats *st)
 		if (ferror(out))
 			err = EIO;
 	}
+	release(&m);
+	return err;
+}
+
+errcode_t e3_map_grid(ext2_filsys fs, struct e3_map_stats *st,
+		      signed char **cells)
+{
+	struct map m;
+	errcode_t err;
+
+	*cells = NULL;
+	err = build(fs, st, &m);
+	if (!err && !(*cells = malloc((size_t)m.bands * E3_MAP_CELLS)))
+		err = ENOMEM;
+	for (size_t i = 0; !err && i < (size_t)m.bands * E3_MAP_CELLS; i++)
+		(*cells)[i] = (signed char)cell_class(m.count[i]);
 	release(&m);
 	return err;
 }

@@ -15,9 +15,13 @@
 #include <sys/tree.h>
 
 #include "e3img.h"
+#include "e3_journal_view.h"
 #include "jbd2_log.h"
 
-enum pass { PASS_SCAN, PASS_REVOKE, PASS_REPLAY };
+/* PASS_VIEW is e3_journal_view's: REPLAY's walk that writes nothing,
+ * recording each transaction and tagged block, and going on into the
+ * first transaction without a commit (never replayed) to show it too. */
+enum pass { PASS_SCAN, PASS_REVOKE, PASS_REPLAY, PASS_VIEW };
 
 struct revoke_rec {
 	RB_ENTRY(revoke_rec) rb;
@@ -45,6 +49,8 @@ struct recovery {
 	unsigned char *blk, *data;	/* scratch blocks */
 	struct e3_replay_report *rep;
 	errcode_t soft_err;		/* replay went on, but report this */
+	struct e3_jview *view;		/* PASS_VIEW: what is recorded */
+	size_t cap_txns, cap_blocks;
 };
 
 static errcode_t set_revoke(struct recovery *r, blk64_t blk, uint32_t tid)
@@ -75,6 +81,20 @@ static int test_revoke(struct recovery *r, blk64_t blk, uint32_t tid)
 	key.blk = blk;
 	rec = RB_FIND(revoke_tree, &r->revokes, &key);
 	return rec && !jbd2_tid_gt(tid, rec->tid);
+}
+
+/* as test_revoke, and which transaction revoked it (the newest) */
+static int revoked_by(struct recovery *r, blk64_t blk, uint32_t tid,
+		      uint32_t *by)
+{
+	struct revoke_rec key, *rec;
+
+	key.blk = blk;
+	rec = RB_FIND(revoke_tree, &r->revokes, &key);
+	if (!rec || jbd2_tid_gt(tid, rec->tid))
+		return 0;
+	*by = rec->tid;
+	return 1;
 }
 
 static void free_revokes(struct recovery *r)
@@ -176,6 +196,89 @@ static errcode_t replay_desc(struct recovery *r, const unsigned char *d,
 			break;
 	}
 	return 0;
+}
+
+/* PASS_VIEW: the record of transaction tid (the last one, or a new one
+ * starting at log block lb) */
+static struct e3_jtxn *view_txn(struct recovery *r, uint32_t tid, uint32_t lb)
+{
+	struct e3_jview *v = r->view;
+
+	if (v->ntxns && v->txns[v->ntxns - 1].tid == tid)
+		return &v->txns[v->ntxns - 1];
+	if (v->ntxns == r->cap_txns) {
+		size_t cap = r->cap_txns ? 2 * r->cap_txns : 16;
+		struct e3_jtxn *t = realloc(v->txns, cap * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		v->txns = t;
+		r->cap_txns = cap;
+	}
+	v->txns[v->ntxns] = (struct e3_jtxn){ .tid = tid,
+		.first_log_block = lb, .first = v->nblocks };
+	return &v->txns[v->ntxns++];
+}
+
+/* PASS_VIEW of one descriptor: replay_desc's decisions, recorded */
+static errcode_t view_desc(struct recovery *r, const unsigned char *d,
+			   uint32_t *next, uint32_t tid, struct e3_jtxn *t)
+{
+	unsigned off = sizeof(struct jbd2_header), space = desc_space(r);
+	struct e3_jview *v = r->view;
+	int committed = jbd2_tid_gt(r->end_tid, tid);
+
+	while (off + r->tag_bytes <= space) {
+		const unsigned char *tag = d + off;
+		uint16_t flags = jbd2_load16(tag + JBD2_TAG_FLAGS16);
+		struct e3_jlog_block b = { .tid = tid, .log_block = *next,
+			.home = tag_blocknr(r, tag),
+			.escaped = !!(flags & JBD2_FLAG_ESCAPE) };
+
+		b.log_fsblk = b.log_block < r->log->nmap ?
+			      r->log->map[b.log_block] : 0;
+		*next = jbd2_log_wrap(r->log, (uint64_t)b.log_block + 1);
+		if (!committed)
+			b.fate = E3_JB_UNCOMMITTED;
+		else if (jbd2_log_read(r->log, b.log_block, r->data))
+			b.fate = E3_JB_BAD;
+		else if (revoked_by(r, b.home, tid, &b.revoke_tid))
+			b.fate = E3_JB_REVOKED;
+		else if (!tag_csum_ok(r, tag, r->data, tid) ||
+			 b.home >= ext2fs_blocks_count(r->fs->super))
+			b.fate = E3_JB_BAD;
+		else
+			b.fate = E3_JB_REPLAYED;
+		if (v->nblocks == r->cap_blocks) {
+			size_t cap = r->cap_blocks ? 2 * r->cap_blocks : 64;
+			struct e3_jlog_block *nb = realloc(v->blocks,
+							   cap * sizeof(*nb));
+
+			if (!nb)
+				return ENOMEM;
+			v->blocks = nb;
+			r->cap_blocks = cap;
+		}
+		v->blocks[v->nblocks++] = b;
+		t->blocks++;
+		off += r->tag_bytes;
+		if (!(flags & JBD2_FLAG_SAME_UUID))
+			off += 16;
+		if (flags & JBD2_FLAG_LAST_TAG)
+			break;
+	}
+	return 0;
+}
+
+/* PASS_VIEW: the records a revoke block holds */
+static uint32_t count_revokes(const struct recovery *r, const unsigned char *b)
+{
+	unsigned rec = (r->log->incompat & JBD2_INCOMPAT_64BIT) ? 8 : 4;
+	uint32_t max = jbd2_load32(b + offsetof(struct jbd2_revoke_header, r_count));
+
+	if (max > r->log->bs || max < sizeof(struct jbd2_revoke_header))
+		return 0;
+	return (max - sizeof(struct jbd2_revoke_header)) / rec;
 }
 
 static errcode_t scan_revokes(struct recovery *r, const unsigned char *b,
@@ -292,16 +395,21 @@ static errcode_t do_pass(struct recovery *r, enum pass pass)
 	uint32_t crc = ~0U;
 	uint64_t last_time = 0, walked = 0;
 	int need_time_check = 0;
+	struct e3_jtxn *t = NULL;	/* PASS_VIEW: the current one */
 	errcode_t err;
 
 	if (pass == PASS_SCAN)
 		r->start_tid = tid;
 	for (;;) {
 		struct jbd2_header h;
-		uint32_t type;
+		uint32_t type, here;
 		int stop = 0;
 
-		if (pass != PASS_SCAN && jbd2_tid_geq(tid, r->end_tid))
+		if ((pass == PASS_REVOKE || pass == PASS_REPLAY) &&
+		    jbd2_tid_geq(tid, r->end_tid))
+			break;
+		/* the view goes on into the first uncommitted transaction */
+		if (pass == PASS_VIEW && jbd2_tid_gt(tid, r->end_tid))
 			break;
 		if (overruns(r, walked, 1)) {
 			/* a whole turn read: the next block is s_start's,
@@ -311,6 +419,7 @@ static errcode_t do_pass(struct recovery *r, enum pass pass)
 			goto overrun;
 		}
 		walked++;
+		here = next;
 		err = jbd2_log_read(r->log, next, r->blk);
 		if (err)
 			return err;
@@ -320,6 +429,10 @@ static errcode_t do_pass(struct recovery *r, enum pass pass)
 		    jbd2_get32(h.h_sequence) != tid)
 			break;
 		type = jbd2_get32(h.h_blocktype);
+		if (pass == PASS_VIEW && (type == JBD2_DESCRIPTOR_BLOCK ||
+		    type == JBD2_COMMIT_BLOCK || type == JBD2_REVOKE_BLOCK) &&
+		    !(t = view_txn(r, tid, here)))
+			return ENOMEM;
 		if (type == JBD2_DESCRIPTOR_BLOCK) {
 			uint32_t ntags = count_tags(r, r->blk);
 
@@ -328,11 +441,16 @@ static errcode_t do_pass(struct recovery *r, enum pass pass)
 				goto overrun;
 			walked += ntags;
 			if (!jbd2_tail_verify(r->log, r->blk)) {
+				if (pass == PASS_VIEW &&
+				    jbd2_tid_geq(tid, r->end_tid))
+					break;	/* past the log's end */
 				if (pass != PASS_SCAN)
 					return E3_JOURNAL_CORRUPT;
 				need_time_check = 1;
 			}
-			if (pass == PASS_REPLAY) {
+			if (pass == PASS_VIEW) {
+				err = view_desc(r, r->blk, &next, tid, t);
+			} else if (pass == PASS_REPLAY) {
 				err = replay_desc(r, r->blk, &next, tid);
 			} else if (pass == PASS_SCAN && !r->end_known &&
 				   !need_time_check &&
@@ -356,12 +474,19 @@ static errcode_t do_pass(struct recovery *r, enum pass pass)
 					goto done;
 				break;
 			}
+			if (pass == PASS_VIEW) {
+				if (jbd2_tid_geq(tid, r->end_tid))
+					break;	/* a commit the scan refused */
+				t->committed = 1;
+			}
 			tid++;
 		} else if (type == JBD2_REVOKE_BLOCK) {
 			if (pass == PASS_SCAN && !jbd2_tail_verify(r->log, r->blk))
 				need_time_check = 1;
 			if (pass == PASS_REVOKE && (err = scan_revokes(r, r->blk, tid)))
 				return err;
+			if (pass == PASS_VIEW)
+				t->revokes += count_revokes(r, r->blk);
 		} else {
 			goto done;	/* unknown block type ends the log */
 		}
@@ -371,6 +496,8 @@ overrun:
 	/* SCAN: the log ends before the transaction that overran (the ones
 	 * before it committed inside the log and are replayed), and the
 	 * replay reports it; the later passes stop before it */
+	if (pass == PASS_VIEW && jbd2_tid_geq(tid, r->end_tid))
+		return 0;	/* the uncommitted tail overran: it ends there */
 	if (pass != PASS_SCAN)
 		return E3_JOURNAL_LOG_OVERRUN;
 	r->soft_err = E3_JOURNAL_LOG_OVERRUN;
@@ -380,7 +507,7 @@ done:
 			r->end_tid = tid;
 			r->end_known = 1;
 		}
-	} else if (r->end_tid != tid && !r->soft_err) {
+	} else if (pass != PASS_VIEW && r->end_tid != tid && !r->soft_err) {
 		r->soft_err = EIO;	/* passes disagree: I/O trouble */
 	}
 	return 0;
@@ -513,4 +640,70 @@ out:
 	if (!err && r.have_failed_commit)
 		err = E3_JOURNAL_CORRUPT;
 	return err;
+}
+
+errcode_t e3_journal_view(ext2_filsys fs, struct e3_jview *v)
+{
+	struct recovery r;
+	struct jbd2_log log;
+	errcode_t err;
+
+	memset(v, 0, sizeof(*v));
+	err = jbd2_log_open(fs, fs->io, JBD2_LOG_READ, &log);
+	if (err)
+		return err;
+	memset(&r, 0, sizeof(r));
+	r.log = &log;
+	r.fs = fs;
+	r.view = v;
+	RB_INIT(&r.revokes);
+	r.tag_bytes = jbd2_tag_bytes(log.incompat);
+	r.blk = malloc(log.bs);
+	r.data = malloc(log.bs);
+	v->sequence = jbd2_get32(log.jsb->s_sequence);
+	v->start = jbd2_get32(log.jsb->s_start);
+	if (!r.blk || !r.data) {
+		err = ENOMEM;
+	} else if (!v->start) {
+		v->empty = 1;
+		v->start_tid = v->end_tid = v->sequence;
+	} else {
+		/* the replay's own passes, then the walk that records */
+		err = do_pass(&r, PASS_SCAN);
+		if (!err)
+			err = do_pass(&r, PASS_REVOKE);
+		if (!err)
+			err = do_pass(&r, PASS_VIEW);
+		v->start_tid = r.start_tid;
+		v->end_tid = r.end_tid;
+		v->problem = r.soft_err;
+		if (!v->problem && r.have_failed_commit)
+			v->problem = E3_JOURNAL_CORRUPT;
+		for (size_t i = 0; !v->problem && i < v->nblocks; i++)
+			if (v->blocks[i].fate == E3_JB_BAD)
+				v->problem = E3_JOURNAL_CORRUPT;
+	}
+	free_revokes(&r);
+	free(r.blk);
+	free(r.data);
+	jbd2_log_close(&log);
+	return err;
+}
+
+void e3_journal_view_free(struct e3_jview *v)
+{
+	free(v->txns);
+	free(v->blocks);
+	memset(v, 0, sizeof(*v));
+}
+
+const char *e3_jblock_fate_name(enum e3_jblock_fate f)
+{
+	switch (f) {
+	case E3_JB_REPLAYED:	return "replayed";
+	case E3_JB_REVOKED:	return "revoked";
+	case E3_JB_UNCOMMITTED:	return "uncommitted";
+	case E3_JB_BAD:		return "bad";
+	}
+	return "?";
 }

@@ -18,6 +18,7 @@
 
 #include "unit.h"
 #include "e3img.h"
+#include "e3_journal_view.h"
 #include "fs/image.h"
 #include "journal/journal.h"
 #include "journal/journal_int.h"
@@ -281,6 +282,51 @@ static void set_recover(void)
 
 #define HOME 6000	/* free blocks in the data area of the 8M image */
 
+/* e3_journal_view of test_replay_revoke_escape's log, read-only: each
+ * block's fate as the replay will decide it. Returns the blocks it says
+ * are written. */
+static unsigned check_view_of_revoke_escape(void)
+{
+	struct e3_jview v;
+	ext2_filsys fs;
+	unsigned n = 0;
+
+	if (ext2fs_open(img_path, EXT2_FLAG_64BITS, 0, 0, unix_io_manager,
+			&fs)) {
+		CHECK(!"the image opens read-only");
+		return 0;
+	}
+	CHECK_OK(e3_journal_view(fs, &v));
+	CHECK(!v.empty && v.start_tid == 5 && v.end_tid == 9 && !v.problem);
+	CHECK(v.ntxns == 5);
+	CHECK(v.nblocks == 7);
+	if (v.ntxns == 5 && v.nblocks == 7) {
+		static const struct { uint32_t tid; blk64_t home; int fate; } want[] = {
+			{ 5, HOME, E3_JB_REVOKED }, { 5, HOME + 1, E3_JB_REPLAYED },
+			{ 5, HOME + 2, E3_JB_REPLAYED }, { 6, HOME + 1, E3_JB_REPLAYED },
+			{ 7, HOME + 5, E3_JB_REPLAYED }, { 8, HOME + 3, E3_JB_REPLAYED },
+			{ 9, HOME + 4, E3_JB_UNCOMMITTED },
+		};
+		for (size_t i = 0; i < 7; i++)
+			CHECK(v.blocks[i].tid == want[i].tid &&
+			      v.blocks[i].home == want[i].home &&
+			      (int)v.blocks[i].fate == want[i].fate);
+		CHECK(v.blocks[0].revoke_tid == 6);
+		CHECK(v.blocks[2].escaped && !v.blocks[1].escaped);
+		CHECK(v.txns[1].revokes == 1 && v.txns[2].revokes == 1 &&
+		      v.txns[0].revokes == 0);
+		CHECK(v.txns[3].committed && !v.txns[4].committed &&
+		      v.txns[4].tid == 9);
+		CHECK(v.txns[0].blocks == 3 && v.txns[0].first == 0 &&
+		      v.txns[1].first == 3);
+	}
+	for (size_t i = 0; i < v.nblocks; i++)
+		n += v.blocks[i].fate == E3_JB_REPLAYED;
+	e3_journal_view_free(&v);
+	ext2fs_close_free(&fs);
+	return n;
+}
+
 static void test_replay_revoke_escape(void)
 {
 	struct e3_replay_report rep;
@@ -320,7 +366,10 @@ static void test_replay_revoke_escape(void)
 	lb_blocks(&b, 9, 1, h9, d6);
 	lb_close(&b, b.log.first, 5);
 
+	/* the view (jtrans, jreplay -n) says what the replay then does */
+	unsigned replayed = check_view_of_revoke_escape();
 	CHECK_OK(replay(&rep));
+	CHECK(rep.blocks == replayed);
 	CHECK(rep.transactions == 4);
 	CHECK(rep.first_tid == 5 && rep.last_tid == 8);
 	CHECK(rep.revoked == 1);			/* H in tid 5 */
