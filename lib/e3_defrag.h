@@ -56,6 +56,11 @@ struct e3_defrag_stats {
 	uint64_t blocks_compacted;	/* (counted in blocks_moved too) */
 	uint64_t files_retried;		/* left for want of room, then moved
 					   into space the compaction made */
+	uint64_t files_evicted;		/* small contiguous files moved out
+					   of the way of a large one */
+	uint64_t blocks_evicted;	/* (counted in blocks_moved too) */
+	uint64_t files_made_room;	/* left for want of room, then moved
+					   into a stretch emptied for them */
 };
 
 struct e3_defrag_event {

@@ -91,6 +91,8 @@ int df_should_stop(const struct df_ctx *c)
 	return c->o->max_time >= 0 && df_now() - c->t0 >= c->o->max_time;
 }
 
+/* retry: 0 the first pass, 1 after the compaction, 2 after room was
+ * made for this file */
 static void account(struct df_ctx *c, struct df_cand *cd,
 		    enum df_outcome out, uint32_t runs_after, int retry)
 {
@@ -107,7 +109,10 @@ static void account(struct df_ctx *c, struct df_cand *cd,
 	}
 	if (retry) {
 		st->files_skipped--;
-		st->files_retried++;
+		if (retry == 2)
+			st->files_made_room++;
+		else
+			st->files_retried++;
 		cd->left = 0;
 	}
 	st->files_moved++;
@@ -154,6 +159,7 @@ static errcode_t fix_pass(struct df_ctx *c, int retry)
 		err = df_move(c, cd, DF_FIX, &out, &why, &runs_after);
 		if (err)
 			break;
+		cd->no_room = out == DF_SKIPPED && why == E3_DEFRAG_NO_ROOM;
 		account(c, cd, out, runs_after, retry);
 		if (out == DF_MOVED && (err = df_maybe_commit(c)))
 			break;
@@ -161,6 +167,41 @@ static errcode_t fix_pass(struct df_ctx *c, int retry)
 			emit(c, out == DF_MOVED ? (c->o->dry_run ?
 				E3_DF_PLANNED : E3_DF_MOVED) : E3_DF_SKIPPED,
 			     cd, why, runs_after);
+		df_progress(c, 0);
+	}
+	return err;
+}
+
+/* The files still left for want of room, each after other files were
+ * moved out of the way (defrag_room.c). */
+static errcode_t room_pass(struct df_ctx *c)
+{
+	enum df_outcome out;
+	errcode_t err = 0, why;
+	uint32_t runs_after;
+	int ready;
+
+	for (size_t i = 0; i < c->norder && !err; i++) {
+		struct df_cand *cd = &c->cand[c->order[i]];
+
+		if (!cd->left || !cd->no_room)
+			continue;
+		if (df_should_stop(c)) {
+			c->rep->interrupted = 1;
+			break;
+		}
+		err = df_room_make(c, cd, &ready);
+		if (err || c->rep->interrupted)
+			break;
+		if (!ready)
+			continue;
+		err = df_move(c, cd, DF_FIX, &out, &why, &runs_after);
+		if (err || out != DF_MOVED)
+			continue;
+		account(c, cd, out, runs_after, 2);
+		if (!(err = df_maybe_commit(c)))
+			err = df_room_moved(c, cd, runs_after);
+		emit(c, E3_DF_MOVED, cd, 0, runs_after);
 		df_progress(c, 0);
 	}
 	return err;
@@ -180,6 +221,12 @@ static errcode_t move_all(struct df_ctx *c)
 		if (!err && !c->rep->interrupted && c->rep->st.files_skipped)
 			err = fix_pass(c, 1);
 	}
+	/* not in a dry run (it moves nothing, so makes no room) and not
+	 * for PATHs (other files would move) */
+	if (!err && !c->rep->interrupted && !o->dry_run &&
+	    !(o->paths && o->npaths) && c->rep->st.files_skipped)
+		err = room_pass(c);
+	df_room_free(c);
 	df_progress(c, 1);
 	c->rep->seconds = df_now() - c->t0;
 	return err;
@@ -319,3 +366,4 @@ errcode_t e3_defrag_image(const char *path, const struct e3_defrag_opts *o,
 		rep->have_after = 1;
 	return err;
 }
+
