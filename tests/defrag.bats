@@ -62,6 +62,35 @@ make_frag() {
 	e3cp --quiet --alloc=none -j4 "$T/src/big" "$img:/" || return 1
 }
 
+# make_room IMG: a 16 MiB image (1 KiB blocks) with no free extent over
+# 4 blocks: 400 2 KiB files, a filler taking the rest, every other small
+# file deleted, then a 130 KiB file written into the 2-block holes. Only
+# moving small files out of the way can make that file contiguous.
+make_room() {
+	local img=$1 i free
+	mkdir -p "$T/rsrc/small" || return 1
+	for i in $(seq 1 400); do
+		head -c 2048 /dev/urandom > "$T/rsrc/small/s$i"
+	done
+	head -c $((130 * 1024)) /dev/urandom > "$T/rsrc/big"
+	e3mkfs -q -F -b 1024 "$img" 16M || return 1
+	e3cp --quiet -j1 "$T/rsrc/small" "$img:/" || return 1
+	free=$(dumpe2fs -h "$img" 2>/dev/null | awk -F: '/^Free blocks/ {print $2+0}')
+	[ -n "$free" ] || return 1
+	# the filler's indirect blocks: one in 256, and a margin
+	head -c $(( (free - 40 - free / 200) * 1024 )) /dev/urandom > "$T/rsrc/filler"
+	e3cp --quiet -j1 "$T/rsrc/filler" "$img:/" || return 1
+	for i in $(seq 1 2 400); do echo "rm /s$i"; done > "$T/rrm.cmds"
+	debugfs -w -f "$T/rrm.cmds" "$img" >/dev/null 2>&1 || return 1
+	e3cp --quiet --alloc=none -j1 "$T/rsrc/big" "$img:/" || return 1
+	rm -rf "$T/rsrc"
+}
+
+# max_free IMG: the largest free extent in blocks (e2freefrag)
+max_free() {
+	e2freefrag "$1" 2>/dev/null | awk '/^Max. free extent/ {print $4 + 0}'
+}
+
 # manifest IMG OUT: OUT.sha (every regular file's sha256, by path) and
 # OUT.stat (every inode's debugfs stat without its block list).
 manifest() {
@@ -295,6 +324,34 @@ sweep() {
 	[ "$fc" -le $((f0 * 2 + 4)) ]
 	[ "$(json_field "$T/r.json" files_compacted)" -gt 10 ]
 	[ "$(json_field "$T/r.json" after.excess_runs)" -eq 0 ]
+}
+
+@test "e3defrag: a file no free extent holds: small files move out of its way, it ends in one run" {
+	make_room "$T/img"
+	manifest "$T/img" "$T/m0"
+	# 1 KiB blocks: e2freefrag's KB are blocks; the file needs 131
+	[ "$(max_free "$T/img")" -lt 10 ]
+	[ "$(blocks_of "$T/img" /big | tr ',' '\n' | grep -c -- -)" -gt 20 ]
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	run blocks_of "$T/img" /big
+	echo "after: $output"
+	# one run of data with its indirect block in line
+	assert_match '^\(0-11\):[0-9]+-[0-9]+, \(IND\):[0-9]+, \(12-129\):[0-9]+-[0-9]+$'
+	[ "$(json_field "$T/r.json" files_made_room)" -eq 1 ]
+	[ "$(json_field "$T/r.json" files_evicted)" -gt 10 ]
+	[ "$(json_field "$T/r.json" files_left)" -eq 0 ]
+}
+
+@test "e3defrag: kills all through making room (commit after every move): consistent, every file intact" {
+	make_room "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	E3_DEFRAG_COMMIT_EVERY=1 sweep 1 2
+	[ $kills -ge 40 ]
 }
 
 @test "e3defrag: EIO and ENOSPC at a data write and at a commit: an error, the image consistent" {
