@@ -350,7 +350,7 @@ sweep() {
 @test "e3defrag: kills all through making room (commit after every move): consistent, every file intact" {
 	make_room "$T/img0"
 	manifest "$T/img0" "$T/m0"
-	E3_DEFRAG_COMMIT_EVERY=1 sweep 1 2
+	E3_DEFRAG_COMMIT_EVERY=1 sweep 1 3
 	[ $kills -ge 40 ]
 }
 

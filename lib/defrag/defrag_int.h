@@ -63,7 +63,8 @@ struct df_ctx {
 	/* the stretch being emptied for a large file (defrag_room.c):
 	 * no DF_COMPACT move lands in [keep_lo, keep_hi); both 0: none */
 	blk64_t keep_lo, keep_hi;
-	struct df_room *room;		/* defrag_room.c's state, or NULL */
+	ext2fs_block_bitmap soft;	/* defrag_room.c: blocks of the files
+					   it may move out of the way */
 };
 
 #define DF_COPY (1u << 20)		/* bytes per pread/pwrite */
@@ -95,6 +96,9 @@ enum df_mode {
 	DF_COMPACT,		/* a contiguous file out of a group being
 				   emptied, into the free extent at cd->goal
 				   (defrag_compact.c) */
+	DF_EVICT,		/* a file under a group's worth of blocks out
+				   of [keep_lo, keep_hi), in no more runs
+				   than it has (defrag_room.c) */
 };
 /* Moves one candidate (or, dry run, books its target and reports what
  * would happen). A returned error ends the run: the running transaction
@@ -120,9 +124,6 @@ errcode_t df_collect_contig(struct df_ctx *c, struct df_contig **out,
  * blocks that costs the fewest moves; *ready 1 (and cd->goal the
  * stretch, free and committed) when cd may now move there. */
 errcode_t df_room_make(struct df_ctx *c, struct df_cand *cd, int *ready);
-/* cd moved (runs_after runs): it may be an occupant for the next one. */
-errcode_t df_room_moved(struct df_ctx *c, const struct df_cand *cd,
-			uint32_t runs_after);
 void df_room_free(struct df_ctx *c);
 
 /* defrag_run.c, for both passes */

@@ -206,6 +206,16 @@ static int target_ok(const struct df_move *mv)
 
 	if (mv->got < mv->total)
 		return 0;
+	if (mv->mode == DF_EVICT) {
+		/* out of the stretch, and no worse than it was */
+		if (mv->nruns > mv->old.runs)
+			return 0;
+		for (size_t i = 0; i < mv->nruns; i++)
+			if (mv->runs[i].start < c->keep_hi &&
+			    mv->runs[i].start + mv->runs[i].len > c->keep_lo)
+				return 0;
+		return 1;
+	}
 	if (mv->mode == DF_COMPACT) {
 		blk64_t s = mv->runs[0].start, e = s + mv->total;
 
@@ -240,7 +250,7 @@ static errcode_t book_target(struct df_move *mv)
 		if ((err = add_run(mv, start, got)))
 			break;
 		/* no better than now: stop asking */
-		if (mv->nruns >= mv->old.runs + (mv->mode == DF_COMPACT))
+		if (mv->nruns >= mv->old.runs + (mv->mode != DF_FIX))
 			break;
 	}
 	e3_rsv_discard(a, &r);
@@ -559,6 +569,9 @@ static errcode_t plan_one(struct df_move *mv, errcode_t *why)
 	if (mv->mode == DF_FIX &&
 	    !df_wants(mv->c, mv->old.ndata + mv->old.nmeta, mv->old.runs,
 		      mv->old.groups ? mv->old.groups : 1))
+		return *why = DF_WHY_FINE, 0;
+	if (mv->mode == DF_EVICT &&
+	    mv->old.ndata + mv->old.nmeta >= mv->c->fs->super->s_blocks_per_group)
 		return *why = DF_WHY_FINE, 0;
 	if (mv->mode == DF_COMPACT &&
 	    (mv->old.runs != 1 || mv->old.ndata + mv->old.nmeta >=

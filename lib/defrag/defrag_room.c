@@ -5,29 +5,36 @@
  * the files that most need moving. For such a file (left for want of
  * room by the first pass) this finds the stretch of blocks, as long as
  * the file, that holds no block that cannot move and the fewest blocks
- * of small contiguous files (the "occupants"), and moves each occupant,
- * whole, into the free extent elsewhere that fits it best; then the
- * file moves into the stretch, which its commit left free.
+ * of files that can (the "occupants": files under a group's worth of
+ * blocks, contiguous or not, other than the file itself), and moves
+ * each occupant out of it, whole; then the file moves into the stretch,
+ * which the occupants' commit left free.
  *
  * A stretch for a file under a group's worth of blocks lies in one
  * group's data; a larger file's may cross group metadata (e2fsck allows
  * such a file one run per group it touches). Blocks that never move:
  * group metadata (for the small file), the journal and other reserved
- * inodes, EA blocks, fragmented or large files — the file's own blocks
- * included, since its copy must go to blocks that are free now.
+ * inodes, EA blocks, files of a group's worth or more, the file's own.
  *
- * Crash safety. Every occupant's move is an ordinary one (DF_COMPACT in
+ * While the occupants move, the stretch's free blocks are claimed in
+ * the allocator (never in the image), so no occupant lands in them;
+ * they are given back before the file's own move. An occupant goes into
+ * the smallest free extent outside the stretch that holds it whole, else
+ * wherever the allocator puts it in no more runs than it has now.
+ *
+ * Crash safety. Every occupant's move is an ordinary one (DF_EVICT in
  * defrag_move.c: copy, flush, one journaled switch, old blocks reusable
- * only after the commit), taken only when the allocator's run is whole
- * and outside the stretch; the file's own move is the ordinary DF_FIX
- * move with the stretch as its goal. A kill between any two of them
- * leaves files that are each whole in their old or their new blocks. A
- * stretch half emptied (an occupant that found no place, a stop) is
- * simply left so: what moved is contiguous where it went.
+ * only after the commit); the file's own move is the ordinary DF_FIX
+ * move with the stretch as its goal. A kill between or inside any of
+ * them leaves files that are each whole in their old or their new
+ * blocks. A stretch half emptied (an occupant with no place, a stop) is
+ * left so: what moved is whole where it went, in no more runs.
  *
- * Memory: a bitmap of the occupants' blocks (one bit per block, like
- * libext2fs' own block bitmap) and 24 bytes per small contiguous file.
- * Time: one pass over the volume's blocks per file that needs room.
+ * Memory: a bitmap of the occupants' blocks (a bit per block, as
+ * libext2fs' own block bitmap), the free extents outside the stretch
+ * (16 bytes each) and the occupants of one stretch (24 bytes each).
+ * Time: per file that needs room, an inode scan and a pass over the
+ * volume's blocks (the price of not keeping a block-to-inode map).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,30 +45,33 @@
 #include "journal/journal.h"
 #include "util/grow.h"
 
-struct df_room {
-	struct df_contig *f;		/* the small contiguous files */
-	size_t nf, capf;
-	ext2fs_block_bitmap soft;	/* their blocks */
-	struct df_hole *dest;		/* free extents outside the stretch */
-	size_t ndest, capdest;
-};
-
-struct df_hole {
+struct hole {
 	blk64_t start, len;
 };
 
-void df_room_free(struct df_ctx *c)
-{
-	struct df_room *r = c->room;
+struct occupant {
+	ext2_ino_t ino;
+	uint32_t runs;
+	uint64_t blocks;
+};
 
-	if (!r)
-		return;
-	if (r->soft)
-		ext2fs_free_block_bitmap(r->soft);
-	free(r->f);
+struct room {
+	struct df_ctx *c;
+	ext2_ino_t self;		/* the file room is made for */
+	blk64_t lo, hi;			/* the stretch [lo, hi) */
+	struct hole *dest;		/* free extents outside it */
+	size_t ndest, capdest;
+	struct occupant *occ;
+	size_t nocc, capocc;
+	struct hole *held;		/* its free runs, claimed meanwhile */
+	size_t nheld, capheld;
+};
+
+static void room_free(struct room *r)
+{
 	free(r->dest);
-	free(r);
-	c->room = NULL;
+	free(r->occ);
+	free(r->held);
 }
 
 static errcode_t commit(struct df_ctx *c)
@@ -76,23 +86,69 @@ static errcode_t commit(struct df_ctx *c)
 	return err;
 }
 
-static errcode_t room_init(struct df_ctx *c)
+static int may_occupy(struct df_ctx *c, ext2_ino_t ino, const struct df_map *m)
 {
-	struct df_room *r = calloc(1, sizeof(*r));
+	(void)ino;
+	return m->ndata + m->nmeta < c->fs->super->s_blocks_per_group;
+}
+
+static void mark_map(ext2fs_block_bitmap bm, const struct df_map *m)
+{
+	for (size_t i = 0; i < m->ndata; i++)
+		ext2fs_mark_block_bitmap2(bm, m->pblk[i]);
+	for (size_t i = 0; i < m->nmeta; i++)
+		ext2fs_mark_block_bitmap2(bm, m->meta[i]);
+}
+
+/* One inode scan: the blocks of the files that may move out of the way
+ * (mark), or the occupants of [lo, hi) (list). Caller holds fs_lock. */
+static errcode_t scan(struct room *r, int list)
+{
+	struct df_ctx *c = r->c;
+	ext2_inode_scan sc;
+	struct ext2_inode inode;
+	struct df_map m = { 0 };
+	ext2_ino_t ino;
 	errcode_t err;
 
-	if (!r)
-		return ENOMEM;
-	c->room = r;
-	e3_fs_lock(c->img);
-	err = df_collect_contig(c, &r->f, &r->nf);
-	if (!err)
-		err = ext2fs_allocate_block_bitmap(c->fs, "defrag room", &r->soft);
-	for (size_t i = 0; !err && i < r->nf; i++)
-		ext2fs_mark_block_bitmap_range2(r->soft, r->f[i].lo,
-						(unsigned)r->f[i].blocks);
-	e3_fs_unlock(c->img);
-	r->capf = r->nf;
+	if ((err = ext2fs_open_inode_scan(c->fs, 0, &sc)))
+		return err;
+	r->nocc = 0;
+	for (;;) {
+		int in = 0;
+
+		err = ext2fs_get_next_inode(sc, &ino, &inode);
+		if (err || !ino)
+			break;
+		if (ino == r->self || !df_movable(c->fs, ino, &inode))
+			continue;
+		if ((err = df_map_read(c, ino, &m)))
+			break;
+		if (!may_occupy(c, ino, &m))
+			continue;
+		if (!list) {
+			mark_map(c->soft, &m);
+			continue;
+		}
+		for (size_t i = 0; i < m.ndata && !in; i++)
+			in = m.pblk[i] >= r->lo && m.pblk[i] < r->hi;
+		for (size_t i = 0; i < m.nmeta && !in; i++)
+			in = m.meta[i] >= r->lo && m.meta[i] < r->hi;
+		if (in) {
+			struct occupant *v = e3_grow(r->occ, r->nocc, &r->capocc,
+						     sizeof(*v), 32);
+
+			if (!v) {
+				err = ENOMEM;
+				break;
+			}
+			r->occ = v;
+			r->occ[r->nocc++] = (struct occupant){ ino, m.runs,
+							       m.ndata + m.nmeta };
+		}
+	}
+	ext2fs_close_inode_scan(sc);
+	df_map_free(&m);
 	return err;
 }
 
@@ -106,19 +162,19 @@ static int kind(struct df_ctx *c, blk64_t b)
 		return B_META;
 	if (!ext2fs_fast_test_block_bitmap2(c->fs->block_map, b))
 		return B_FREE;
-	return ext2fs_fast_test_block_bitmap2(c->room->soft, b) ? B_SOFT : B_HARD;
+	return ext2fs_fast_test_block_bitmap2(c->soft, b) ? B_SOFT : B_HARD;
 }
 
-/* The stretch [*lo, *hi) of need usable blocks with the fewest occupant
- * blocks; 0 when there is none. big: group metadata may lie inside (it
- * is skipped over and not counted). One pass, two cursors. Caller holds
- * fs_lock; the image has nothing uncommitted (free means free). */
-static int find_stretch(struct df_ctx *c, uint64_t need, int big,
-			blk64_t *lo, blk64_t *hi, uint64_t *cost)
+/* The stretch of need usable blocks with the fewest occupant blocks; 0
+ * when there is none. big: group metadata may lie inside (skipped over,
+ * not counted). One pass, two cursors. Caller holds fs_lock; nothing is
+ * uncommitted (free means free). */
+static int find_stretch(struct room *r, uint64_t need, int big,
+			uint64_t *cost)
 {
-	ext2_filsys fs = c->fs;
-	blk64_t end = ext2fs_blocks_count(fs->super);
-	blk64_t s = fs->super->s_first_data_block, b;
+	struct df_ctx *c = r->c;
+	blk64_t end = ext2fs_blocks_count(c->fs->super);
+	blk64_t s = c->fs->super->s_first_data_block, b;
 	uint64_t usable = 0, soft = 0, best = UINT64_MAX;
 
 	for (b = s; b < end; b++) {
@@ -148,8 +204,8 @@ static int find_stretch(struct df_ctx *c, uint64_t need, int big,
 			s++;
 		if (usable == need && soft < best) {
 			best = soft;
-			*lo = s;
-			*hi = b + 1;
+			r->lo = s;
+			r->hi = b + 1;
 			if (!soft)
 				break;
 		}
@@ -160,42 +216,93 @@ static int find_stretch(struct df_ctx *c, uint64_t need, int big,
 
 /* ---- the occupants' new places ------------------------------------------ */
 
-/* The free extents outside [lo, hi). Caller holds fs_lock. */
-static errcode_t survey(struct df_ctx *c, blk64_t lo, blk64_t hi)
+static errcode_t add_hole(struct hole **v, size_t *n, size_t *cap,
+			  blk64_t s, blk64_t len)
 {
-	struct df_room *r = c->room;
-	ext2_filsys fs = c->fs;
+	struct hole *nv = e3_grow(*v, *n, cap, sizeof(**v), 64);
+
+	if (!nv)
+		return ENOMEM;
+	*v = nv;
+	(*v)[(*n)++] = (struct hole){ s, len };
+	return 0;
+}
+
+/* The free extents outside [lo, hi), per group. Caller holds fs_lock. */
+static errcode_t survey(struct room *r, uint64_t *free_out)
+{
+	ext2_filsys fs = r->c->fs;
 	blk64_t b = fs->super->s_first_data_block;
 	blk64_t end = ext2fs_blocks_count(fs->super) - 1, s, e;
-	struct df_hole *v;
+	errcode_t err;
 
 	r->ndest = 0;
+	*free_out = 0;
 	while (b <= end &&
 	       !ext2fs_find_first_zero_block_bitmap2(fs->block_map, b, end, &s)) {
-		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, s, end, &e))
-			e = end + 1;
+		blk64_t gend = ext2fs_group_last_block2(fs,
+					ext2fs_group_of_blk2(fs, s));
+
+		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, s, gend, &e))
+			e = gend + 1;
 		b = e;
 		/* the part before the stretch, then the part after it */
 		for (int part = 0; part < 2; part++) {
-			blk64_t ps = part ? (s > hi ? s : hi) : s;
-			blk64_t pe = part ? e : (e < lo ? e : lo);
+			blk64_t ps = part ? (s > r->hi ? s : r->hi) : s;
+			blk64_t pe = part ? e : (e < r->lo ? e : r->lo);
 
 			if (ps >= pe)
 				continue;
-			if (!(v = e3_grow(r->dest, r->ndest, &r->capdest,
-					  sizeof(*v), 256)))
-				return ENOMEM;
-			r->dest = v;
-			r->dest[r->ndest++] = (struct df_hole){ ps, pe - ps };
+			if ((err = add_hole(&r->dest, &r->ndest, &r->capdest,
+					    ps, pe - ps)))
+				return err;
+			*free_out += pe - ps;
 		}
 	}
 	return 0;
 }
 
-/* The smallest free extent that holds n blocks, or NULL. */
-static struct df_hole *best_fit(struct df_room *r, uint64_t n)
+/* The stretch's free runs claimed in the allocator, so that no occupant
+ * is placed there. Caller holds fs_lock. */
+static errcode_t hold(struct room *r)
 {
-	struct df_hole *best = NULL;
+	struct df_ctx *c = r->c;
+	blk64_t b = r->lo, s, got;
+	errcode_t err;
+
+	while (b < r->hi) {
+		if (ext2fs_fast_test_block_bitmap2(c->fs->block_map, b) ||
+		    e3_alloc_is_meta(c->alloc, b)) {
+			b++;
+			continue;
+		}
+		if (e3_alloc_blocks(c->alloc, NULL, b, r->hi - b, &s, &got))
+			return 0;	/* nothing: merely unprotected */
+		if (s != b || s + got > r->hi) {
+			e3_alloc_unclaim(c->alloc, s, got);
+			b++;
+			continue;
+		}
+		if ((err = add_hole(&r->held, &r->nheld, &r->capheld, s, got))) {
+			e3_alloc_unclaim(c->alloc, s, got);
+			return err;
+		}
+		b = s + got;
+	}
+	return 0;
+}
+
+static void release(struct room *r)
+{
+	for (size_t i = 0; i < r->nheld; i++)
+		e3_alloc_unclaim(r->c->alloc, r->held[i].start, r->held[i].len);
+	r->nheld = 0;
+}
+
+/* The smallest free extent that holds n blocks, or NULL. */
+static struct hole *best_fit(struct room *r, uint64_t n)
+{
+	struct hole *best = NULL;
 
 	for (size_t i = 0; i < r->ndest; i++)
 		if (r->dest[i].len >= n && (!best || r->dest[i].len < best->len))
@@ -203,123 +310,110 @@ static struct df_hole *best_fit(struct df_room *r, uint64_t n)
 	return best;
 }
 
-/* Moves occupant f out of the stretch; *moved 0 when it stayed. */
-static errcode_t evict(struct df_ctx *c, struct df_contig *f, int *moved)
+/* Moves occupant o out of the stretch; *moved 0 when it stayed. */
+static errcode_t evict(struct room *r, const struct occupant *o, int *moved)
 {
-	struct df_room *r = c->room;
-	struct df_hole *d = best_fit(r, f->blocks);
-	struct df_cand cd = { .ino = f->ino, .blocks = f->blocks,
-			      .runs = 1, .groups = 1 };
+	struct df_ctx *c = r->c;
+	struct hole *d = best_fit(r, o->blocks);
+	struct df_cand cd = { .ino = o->ino, .blocks = o->blocks,
+			      .runs = o->runs, .groups = 1 };
 	enum df_outcome out;
 	errcode_t err, why;
 	uint32_t runs_after;
 
 	*moved = 0;
-	if (!d)
-		return 0;
-	cd.goal = d->start;
-	err = df_move(c, &cd, DF_COMPACT, &out, &why, &runs_after);
+	cd.goal = d ? d->start : 0;
+	err = df_move(c, &cd, DF_EVICT, &out, &why, &runs_after);
 	if (err || out != DF_MOVED)
 		return err;
 	*moved = 1;
-	e3_fs_lock(c->img);
-	ext2fs_unmark_block_bitmap_range2(r->soft, f->lo, (unsigned)f->blocks);
-	ext2fs_mark_block_bitmap_range2(r->soft, cd.moved_to,
-					(unsigned)f->blocks);
-	e3_fs_unlock(c->img);
-	if (cd.moved_to == d->start) {
-		d->start += f->blocks;
-		d->len -= f->blocks;
-	} else {
+	if (d && cd.moved_to == d->start) {
+		d->start += o->blocks;
+		d->len -= o->blocks;
+	} else if (d) {
 		d->len = 0;	/* placed elsewhere: trust this one no more */
 	}
-	f->lo = cd.moved_to;
 	c->rep->st.files_evicted++;
-	c->rep->st.blocks_evicted += f->blocks;
-	c->rep->st.blocks_moved += f->blocks;
+	c->rep->st.blocks_evicted += o->blocks;
+	c->rep->st.blocks_moved += o->blocks;
 	return df_maybe_commit(c);
+}
+
+static errcode_t empty_stretch(struct room *r)
+{
+	struct df_ctx *c = r->c;
+	errcode_t err = 0;
+	int moved = 1;
+
+	c->keep_lo = r->lo;
+	c->keep_hi = r->hi;
+	e3_fs_lock(c->img);
+	err = hold(r);
+	e3_fs_unlock(c->img);
+	for (size_t i = 0; !err && moved && i < r->nocc; i++) {
+		if (df_should_stop(c)) {
+			c->rep->interrupted = 1;
+			break;
+		}
+		err = evict(r, &r->occ[i], &moved);
+		df_progress(c, 0);
+	}
+	release(r);
+	c->keep_lo = c->keep_hi = 0;
+	return err;
 }
 
 errcode_t df_room_make(struct df_ctx *c, struct df_cand *cd, int *ready)
 {
-	struct df_room *r;
-	blk64_t lo = 0, hi = 0;
-	uint64_t cost, free_out = 0;
-	int found, moved;
+	struct room r = { .c = c, .self = cd->ino };
+	uint64_t cost, free_out;
+	int found;
 	errcode_t err;
 
 	*ready = 0;
 	/* the blocks earlier moves freed are free once committed */
 	if ((err = commit(c)))
 		return err;
-	if (!c->room && (err = room_init(c)))
-		return err;
-	r = c->room;
 	e3_fs_lock(c->img);
-	found = find_stretch(c, cd->blocks,
-			     cd->blocks >= c->fs->super->s_blocks_per_group,
-			     &lo, &hi, &cost);
-	err = found ? survey(c, lo, hi) : 0;
+	if (!c->soft)
+		err = ext2fs_allocate_block_bitmap(c->fs, "defrag room", &c->soft);
+	else
+		ext2fs_clear_block_bitmap(c->soft);
+	if (!err)
+		err = scan(&r, 0);
+	found = !err && find_stretch(&r, cd->blocks,
+				     cd->blocks >= c->fs->super->s_blocks_per_group,
+				     &cost);
+	if (found)
+		err = survey(&r, &free_out);
+	if (found && !err && cost <= free_out)
+		err = scan(&r, 1);
 	e3_fs_unlock(c->img);
-	if (err || !found)
-		return err;
-	for (size_t i = 0; i < r->ndest; i++)
-		free_out += r->dest[i].len;
-	if (cost > free_out)
-		return 0;	/* the occupants would not fit elsewhere */
-	c->keep_lo = lo;
-	c->keep_hi = hi;
-	for (size_t i = 0; !err && i < r->nf; i++) {
-		struct df_contig *f = &r->f[i];
-
-		if (f->lo >= hi || f->lo + f->blocks <= lo)
-			continue;
-		if (df_should_stop(c)) {
-			c->rep->interrupted = 1;
-			break;
-		}
-		err = evict(c, f, &moved);
-		if (!err && !moved)
-			break;		/* no place for it: the stretch stays */
-		df_progress(c, 0);
-	}
-	c->keep_lo = c->keep_hi = 0;
-	if (err || c->rep->interrupted)
-		return err;
-	/* the stretch is free once the evictions commit, unless an
-	 * occupant found no place (group metadata inside a big file's
-	 * stretch is expected) */
+	if (err || !found || cost > free_out)
+		goto out;
+	if ((err = empty_stretch(&r)) || c->rep->interrupted)
+		goto out;
+	/* free once the evictions commit, unless an occupant found no
+	 * place (group metadata in a big file's stretch is expected) */
 	if ((err = commit(c)))
-		return err;
+		goto out;
 	e3_fs_lock(c->img);
 	*ready = 1;
-	for (blk64_t b = lo; b < hi && *ready; b++)
-		if (kind(c, b) != B_FREE && kind(c, b) != B_META)
+	for (blk64_t b = r.lo; b < r.hi && *ready; b++)
+		if (ext2fs_fast_test_block_bitmap2(c->fs->block_map, b) &&
+		    !e3_alloc_is_meta(c->alloc, b))
 			*ready = 0;
 	e3_fs_unlock(c->img);
 	if (*ready)
-		cd->goal = lo;
-	return 0;
+		cd->goal = r.lo;
+out:
+	room_free(&r);
+	return err;
 }
 
-/* After the file's own move: it is an occupant for the next file. */
-errcode_t df_room_moved(struct df_ctx *c, const struct df_cand *cd,
-			uint32_t runs_after)
+void df_room_free(struct df_ctx *c)
 {
-	struct df_room *r = c->room;
-	struct df_contig *v;
-
-	if (!r || runs_after != 1 ||
-	    cd->blocks >= c->fs->super->s_blocks_per_group)
-		return 0;
-	if (!(v = e3_grow(r->f, r->nf, &r->capf, sizeof(*v), 64)))
-		return ENOMEM;
-	r->f = v;
-	r->f[r->nf++] = (struct df_contig){ cd->moved_to, cd->blocks, cd->ino };
-	e3_fs_lock(c->img);
-	ext2fs_mark_block_bitmap_range2(r->soft, cd->moved_to,
-					(unsigned)cd->blocks);
-	e3_fs_unlock(c->img);
-	return 0;
+	if (c->soft)
+		ext2fs_free_block_bitmap(c->soft);
+	c->soft = NULL;
 }
-

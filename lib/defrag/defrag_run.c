@@ -199,8 +199,7 @@ static errcode_t room_pass(struct df_ctx *c)
 		if (err || out != DF_MOVED)
 			continue;
 		account(c, cd, out, runs_after, 2);
-		if (!(err = df_maybe_commit(c)))
-			err = df_room_moved(c, cd, runs_after);
+		err = df_maybe_commit(c);
 		emit(c, E3_DF_MOVED, cd, 0, runs_after);
 		df_progress(c, 0);
 	}
@@ -223,9 +222,17 @@ static errcode_t move_all(struct df_ctx *c)
 	}
 	/* not in a dry run (it moves nothing, so makes no room) and not
 	 * for PATHs (other files would move) */
-	if (!err && !c->rep->interrupted && !o->dry_run &&
-	    !(o->paths && o->npaths) && c->rep->st.files_skipped)
+	/* each round's moves free blocks the next may use: rounds while
+	 * one helps (three at most) */
+	for (int round = 0; round < 3 && !err && !c->rep->interrupted &&
+	     !o->dry_run && !(o->paths && o->npaths) &&
+	     c->rep->st.files_skipped; round++) {
+		uint64_t before = c->rep->st.files_made_room;
+
 		err = room_pass(c);
+		if (c->rep->st.files_made_room == before)
+			break;
+	}
 	df_room_free(c);
 	df_progress(c, 1);
 	c->rep->seconds = df_now() - c->t0;
