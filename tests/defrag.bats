@@ -342,7 +342,7 @@ sweep() {
 	echo "after: $output"
 	# one run of data with its indirect block in line
 	assert_match '^\(0-11\):[0-9]+-[0-9]+, \(IND\):[0-9]+, \(12-129\):[0-9]+-[0-9]+$'
-	[ "$(json_field "$T/r.json" files_made_room)" -eq 1 ]
+	[ "$(json_field "$T/r.json" files_made_room)" -ge 1 ]
 	[ "$(json_field "$T/r.json" files_evicted)" -gt 10 ]
 	[ "$(json_field "$T/r.json" files_left)" -eq 0 ]
 }
