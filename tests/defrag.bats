@@ -14,6 +14,9 @@
 #    what is named; a full image leaves files as they are (exit 1);
 #  - a crash sweep: E3_FAULT=kill:N over the whole run, each replayed
 #    (ours or e2fsck's), then e2fsck -fn clean and every file intact;
+#  - making room: an image whose free space is all 2- and 4-block holes
+#    and a 131-block file in pieces, which only moving small files out
+#    of its way can make contiguous; done, and a kill sweep through it;
 #  - refusals: mounted, busy, no journal (without -f), not clean, usage.
 
 load helper

@@ -26,7 +26,7 @@ struct df_cand {
 };
 
 /* A contiguous file under a group's worth of blocks: one the compaction
- * and the room-making may slide elsewhere whole. */
+ * may slide elsewhere whole. */
 struct df_contig {
 	blk64_t lo;			/* lowest block */
 	uint64_t blocks;

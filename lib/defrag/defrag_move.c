@@ -437,7 +437,7 @@ static uint64_t switch_size(const struct df_move *mv)
 	return w > rv ? w : rv;
 }
 
-/* The old blocks, freed in ranges; each one that was journaled metadata
+/* The old blocks, freed; each one that was journaled metadata
  * is revoked first (the allocator's stats hook revokes too: this does
  * not depend on it). */
 static errcode_t free_old(struct df_move *mv)

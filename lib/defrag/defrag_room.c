@@ -86,9 +86,8 @@ static errcode_t commit(struct df_ctx *c)
 	return err;
 }
 
-static int may_occupy(struct df_ctx *c, ext2_ino_t ino, const struct df_map *m)
+static int may_occupy(struct df_ctx *c, const struct df_map *m)
 {
-	(void)ino;
 	return m->ndata + m->nmeta < c->fs->super->s_blocks_per_group;
 }
 
@@ -124,7 +123,7 @@ static errcode_t scan(struct room *r, int list)
 			continue;
 		if ((err = df_map_read(c, ino, &m)))
 			break;
-		if (!may_occupy(c, ino, &m))
+		if (!may_occupy(c, &m))
 			continue;
 		if (!list) {
 			mark_map(c->soft, &m);

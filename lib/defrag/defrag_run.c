@@ -219,10 +219,10 @@ static errcode_t move_all(struct df_ctx *c)
 		if (!err && !c->rep->interrupted && c->rep->st.files_skipped)
 			err = fix_pass(c, 1);
 	}
-	/* not in a dry run (it moves nothing, so makes no room) and not
-	 * for PATHs (other files would move) */
-	/* each round's moves free blocks the next may use: rounds while
-	 * one helps (three at most) */
+	/* room made for the files still left: not in a dry run (it moves
+	 * nothing, so makes no room) nor for PATHs (other files would
+	 * move); each round's moves free blocks the next may use, so
+	 * rounds go on while one helps (three at most) */
 	for (int round = 0; round < 3 && !err && !c->rep->interrupted &&
 	     !o->dry_run && !(o->paths && o->npaths) &&
 	     c->rep->st.files_skipped; round++) {
