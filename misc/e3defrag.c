@@ -299,7 +299,6 @@ static void print_hist(const struct e3_layout *b, const struct e3_layout *af)
 	}
 }
 
-
 static void print_text(const struct args *a, const struct e3_defrag_report *r)
 {
 	const struct e3_layout *b = &r->before, *af = &r->after;

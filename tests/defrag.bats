@@ -348,6 +348,18 @@ sweep() {
 	[ "$(json_field "$T/r.json" files_made_room)" -ge 1 ]
 	[ "$(json_field "$T/r.json" files_evicted)" -gt 10 ]
 	[ "$(json_field "$T/r.json" files_left)" -eq 0 ]
+	# the report's p90 and excess per file: every file but the big one
+	# is in one run, so p90 is 1 before and after; the big one's excess
+	# runs are gone
+	[ "$(json_field "$T/r.json" before.runs_p90)" -eq 1 ]
+	[ "$(json_field "$T/r.json" after.runs_p90)" -eq 1 ]
+	python3 -c "import sys; sys.exit(0 if float('$(json_field "$T/r.json" before.excess_avg)') > 0.1 and float('$(json_field "$T/r.json" after.excess_avg)') < 0.01 else 1)"
+	cp --sparse=always "$T/img" "$T/img2"
+	run e3defrag "$T/img2"
+	assert_status 0
+	assert_output_has "runs per file (p90)"
+	assert_output_has "excess runs per file"
+	assert_output_has "free extents by size"
 }
 
 @test "e3defrag: kills all through making room (commit after every move): consistent, every file intact" {
