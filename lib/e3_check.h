@@ -97,6 +97,7 @@ struct e3_layout_file {
 
 /* Free-space histogram buckets: [2^i, 2^(i+1)) blocks. */
 #define E3_FREEFRAG_BUCKETS 40
+#define E3_RUNS_HIST 1024
 
 struct e3_layout {
 	/* e2fsck's figures */
@@ -110,6 +111,9 @@ struct e3_layout {
 	uint64_t total_runs, total_excess;
 	uint32_t max_runs, max_excess;
 	uint32_t files_with_excess;
+	/* files with blocks by runs: [i] has i runs, the last bucket
+	 * E3_RUNS_HIST - 1 runs or more (percentiles: e3_layout_runs_pct) */
+	uint64_t runs_hist[E3_RUNS_HIST];
 	struct e3_layout_file *worst_runs, *worst_excess;
 	unsigned n_worst_runs, n_worst_excess;
 	/* free space, like e2freefrag */

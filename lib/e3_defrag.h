@@ -30,6 +30,10 @@ extern "C" {
 errcode_t e3_layout_measure(const char *path, struct e3_layout *lay,
 			    int *errors);
 void e3_layout_free(struct e3_layout *lay);
+/* The runs per file that pct percent of the files with blocks have or
+ * fewer (the nearest-rank percentile; 90: the report's p90); 0 when no
+ * file has blocks. At E3_RUNS_HIST - 1 it means "that many or more". */
+uint32_t e3_layout_runs_pct(const struct e3_layout *lay, unsigned pct);
 
 /* ---- the defragmenter (defrag_*.c) --------------------------------- */
 
@@ -56,6 +60,11 @@ struct e3_defrag_stats {
 	uint64_t blocks_compacted;	/* (counted in blocks_moved too) */
 	uint64_t files_retried;		/* left for want of room, then moved
 					   into space the compaction made */
+	uint64_t files_evicted;		/* small contiguous files moved out
+					   of the way of a large one */
+	uint64_t blocks_evicted;	/* (counted in blocks_moved too) */
+	uint64_t files_made_room;	/* left for want of room, then moved
+					   into a stretch emptied for them */
 };
 
 struct e3_defrag_event {

@@ -277,6 +277,31 @@ static void text_row(const char *what, const char *b, const char *af)
 	printf("  %-28s %14s %14s\n", what, b, af);
 }
 
+static double avg_excess(const struct e3_layout *l)
+{
+	return l->files_with_blocks ?
+		(double)l->total_excess / l->files_with_blocks : 0;
+}
+
+/* The free-extent histogram, one row per size bucket that has extents
+ * before or after (e3fsck's buckets: [2^i, 2^(i+1)) blocks). */
+static void print_hist(const struct e3_layout *b, const struct e3_layout *af)
+{
+	char what[64], x[64], y[64];
+
+	printf("  free extents by size (blocks): extents before, after\n");
+	for (int i = 0; i < E3_FREEFRAG_BUCKETS; i++) {
+		if (!b->hist_extents[i] && !(af && af->hist_extents[i]))
+			continue;
+		snprintf(what, sizeof(what), "    %" PRIu64 "-%" PRIu64,
+			 (uint64_t)1 << i, ((uint64_t)2 << i) - 1);
+		snprintf(x, sizeof(x), "%" PRIu64, b->hist_extents[i]);
+		snprintf(y, sizeof(y), af ? "%" PRIu64 : "-",
+			 af ? af->hist_extents[i] : 0);
+		text_row(what, x, y);
+	}
+}
+
 static void print_text(const struct args *a, const struct e3_defrag_report *r)
 {
 	const struct e3_layout *b = &r->before, *af = &r->after;
@@ -311,12 +336,18 @@ static void print_text(const struct args *a, const struct e3_defrag_report *r)
 	else
 		snprintf(y, sizeof(y), have ? "%.3f" : "-", avg_runs(af));
 	text_row("runs per file (avg)", x, y);
+	snprintf(x, sizeof(x), "%u", e3_layout_runs_pct(b, 90));
+	snprintf(y, sizeof(y), have ? "%u" : "-", e3_layout_runs_pct(af, 90));
+	text_row("runs per file (p90)", x, y);
 	snprintf(x, sizeof(x), "%u", b->max_runs);
 	snprintf(y, sizeof(y), have ? "%u" : "-", af->max_runs);
 	text_row("runs per file (max)", x, y);
 	snprintf(x, sizeof(x), "%" PRIu64, b->total_excess);
 	snprintf(y, sizeof(y), have ? "%" PRIu64 : "-", af->total_excess);
 	text_row("excess runs (all files)", x, y);
+	snprintf(x, sizeof(x), "%.4f", avg_excess(b));
+	snprintf(y, sizeof(y), have ? "%.4f" : "-", avg_excess(af));
+	text_row("excess runs per file", x, y);
 	snprintf(x, sizeof(x), "%u", b->files_with_excess);
 	snprintf(y, sizeof(y), have ? "%u" : "-", af->files_with_excess);
 	text_row("files with excess runs", x, y);
@@ -331,6 +362,12 @@ static void print_text(const struct args *a, const struct e3_defrag_report *r)
 		       PRIu64 " blocks) moved out of holey groups; %" PRIu64 " files moved "
 		       "into the room made\n", st->files_compacted,
 		       st->blocks_compacted, st->files_retried);
+	if (st->files_evicted || st->files_made_room)
+		printf("  room made: %" PRIu64 " small files (%" PRIu64
+		       " blocks) moved out of the way; %" PRIu64 " large files "
+		       "moved into it\n", st->files_evicted, st->blocks_evicted,
+		       st->files_made_room);
+	print_hist(b, have ? af : NULL);
 	printf("  blocks moved %" PRIu64 " in %.2f s\n", st->blocks_moved,
 	       r->seconds);
 }
@@ -341,14 +378,16 @@ static void json_layout(FILE *out, const char *name, const struct e3_layout *l)
 		"\"noncontig_files\": %u, \"noncontig_dirs\": %u, "
 		"\"inodes_used\": %u, \"files_with_blocks\": %" PRIu64 ", "
 		"\"runs_total\": %" PRIu64 ", \"runs_avg\": %.4f, "
-		"\"runs_max\": %u, \"excess_runs\": %" PRIu64 ", "
+		"\"runs_p90\": %u, \"runs_max\": %u, "
+		"\"excess_runs\": %" PRIu64 ", \"excess_avg\": %.4f, "
 		"\"files_with_excess\": %u, \"excess_max\": %u, "
 		"\"free_blocks\": %" PRIu64 ", \"free_extents\": %" PRIu64 ", "
 		"\"free_largest\": %" PRIu64 ",\n    \"free_histogram\": [", name,
 		l->noncontig_permille / 10, l->noncontig_permille % 10,
 		l->fragmented_files, l->fragmented_dirs, l->inodes_used,
-		l->files_with_blocks, l->total_runs, avg_runs(l), l->max_runs,
-		l->total_excess, l->files_with_excess, l->max_excess,
+		l->files_with_blocks, l->total_runs, avg_runs(l),
+		e3_layout_runs_pct(l, 90), l->max_runs,
+		l->total_excess, avg_excess(l), l->files_with_excess, l->max_excess,
 		l->free_blocks, l->free_extents, l->free_max);
 	/* e3fsck's buckets: [2^i, 2^(i+1)) blocks, the ones with extents */
 	for (int i = 0, first = 1; i < E3_FREEFRAG_BUCKETS; i++)
@@ -389,11 +428,14 @@ static void print_json(struct args *a, const struct e3_defrag_report *r,
 	       ", \"blocks_moved\": %" PRIu64 ", \"runs_before\": %" PRIu64
 	       ", \"runs_after\": %" PRIu64 ", \"files_compacted\": %" PRIu64
 	       ", \"blocks_compacted\": %" PRIu64 ", \"files_retried\": %" PRIu64
+	       ", \"files_evicted\": %" PRIu64 ", \"blocks_evicted\": %" PRIu64
+	       ", \"files_made_room\": %" PRIu64
 	       ", \"seconds\": %.3f,\n",
 	       st->files_planned, st->blocks_planned, st->files_moved,
 	       st->files_skipped, st->blocks_moved, st->runs_before,
 	       st->runs_after, st->files_compacted, st->blocks_compacted,
-	       st->files_retried, r->seconds);
+	       st->files_retried, st->files_evicted, st->blocks_evicted,
+	       st->files_made_room, r->seconds);
 	if (a->files) {
 		fclose(a->files);
 		a->files = NULL;

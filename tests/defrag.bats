@@ -14,6 +14,9 @@
 #    what is named; a full image leaves files as they are (exit 1);
 #  - a crash sweep: E3_FAULT=kill:N over the whole run, each replayed
 #    (ours or e2fsck's), then e2fsck -fn clean and every file intact;
+#  - making room: an image whose free space is all 2- and 4-block holes
+#    and a 131-block file in pieces, which only moving small files out
+#    of its way can make contiguous; done, and a kill sweep through it;
 #  - refusals: mounted, busy, no journal (without -f), not clean, usage.
 
 load helper
@@ -60,6 +63,35 @@ make_frag() {
 	for i in $(seq 1 2 200); do echo "rm /s$i"; done > "$T/rm.cmds"
 	debugfs -w -f "$T/rm.cmds" "$img" >/dev/null 2>&1 || return 1
 	e3cp --quiet --alloc=none -j4 "$T/src/big" "$img:/" || return 1
+}
+
+# make_room IMG: a 16 MiB image (1 KiB blocks) with no free extent over
+# 4 blocks: 400 2 KiB files, a filler taking the rest, every other small
+# file deleted, then a 130 KiB file written into the 2-block holes. Only
+# moving small files out of the way can make that file contiguous.
+make_room() {
+	local img=$1 i free
+	mkdir -p "$T/rsrc/small" || return 1
+	for i in $(seq 1 400); do
+		head -c 2048 /dev/urandom > "$T/rsrc/small/s$i"
+	done
+	head -c $((130 * 1024)) /dev/urandom > "$T/rsrc/big"
+	e3mkfs -q -F -b 1024 "$img" 16M || return 1
+	e3cp --quiet -j1 "$T/rsrc/small" "$img:/" || return 1
+	free=$(dumpe2fs -h "$img" 2>/dev/null | awk -F: '/^Free blocks/ {print $2+0}')
+	[ -n "$free" ] || return 1
+	# the filler's indirect blocks: one in 256, and a margin
+	head -c $(( (free - 40 - free / 200) * 1024 )) /dev/urandom > "$T/rsrc/filler"
+	e3cp --quiet -j1 "$T/rsrc/filler" "$img:/" || return 1
+	for i in $(seq 1 2 400); do echo "rm /s$i"; done > "$T/rrm.cmds"
+	debugfs -w -f "$T/rrm.cmds" "$img" >/dev/null 2>&1 || return 1
+	e3cp --quiet --alloc=none -j1 "$T/rsrc/big" "$img:/" || return 1
+	rm -rf "$T/rsrc"
+}
+
+# max_free IMG: the largest free extent in blocks (e2freefrag)
+max_free() {
+	e2freefrag "$1" 2>/dev/null | awk '/^Max. free extent/ {print $4 + 0}'
 }
 
 # manifest IMG OUT: OUT.sha (every regular file's sha256, by path) and
@@ -295,6 +327,46 @@ sweep() {
 	[ "$fc" -le $((f0 * 2 + 4)) ]
 	[ "$(json_field "$T/r.json" files_compacted)" -gt 10 ]
 	[ "$(json_field "$T/r.json" after.excess_runs)" -eq 0 ]
+}
+
+@test "e3defrag: a file no free extent holds: small files move out of its way, it ends in one run" {
+	make_room "$T/img"
+	manifest "$T/img" "$T/m0"
+	# 1 KiB blocks: e2freefrag's KB are blocks; the file needs 131
+	[ "$(max_free "$T/img")" -lt 10 ]
+	[ "$(blocks_of "$T/img" /big | tr ',' '\n' | grep -c -- -)" -gt 20 ]
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	run blocks_of "$T/img" /big
+	echo "after: $output"
+	# one run of data with its indirect block in line
+	assert_match '^\(0-11\):[0-9]+-[0-9]+, \(IND\):[0-9]+, \(12-129\):[0-9]+-[0-9]+$'
+	[ "$(json_field "$T/r.json" files_made_room)" -ge 1 ]
+	[ "$(json_field "$T/r.json" files_evicted)" -gt 10 ]
+	[ "$(json_field "$T/r.json" files_left)" -eq 0 ]
+	# the report's p90 and excess per file: every file but the big one
+	# is in one run, so p90 is 1 before and after; the big one's excess
+	# runs are gone
+	[ "$(json_field "$T/r.json" before.runs_p90)" -eq 1 ]
+	[ "$(json_field "$T/r.json" after.runs_p90)" -eq 1 ]
+	python3 -c "import sys; sys.exit(0 if float('$(json_field "$T/r.json" before.excess_avg)') > 0.1 and float('$(json_field "$T/r.json" after.excess_avg)') < 0.01 else 1)"
+	cp --sparse=always "$T/img" "$T/img2"
+	run e3defrag "$T/img2"
+	assert_status 0
+	assert_output_has "runs per file (p90)"
+	assert_output_has "excess runs per file"
+	assert_output_has "free extents by size"
+}
+
+@test "e3defrag: kills all through making room (commit after every move): consistent, every file intact" {
+	make_room "$T/img0"
+	manifest "$T/img0" "$T/m0"
+	E3_DEFRAG_COMMIT_EVERY=1 sweep 1 3
+	[ $kills -ge 40 ]
 }
 
 @test "e3defrag: EIO and ENOSPC at a data write and at a commit: an error, the image consistent" {

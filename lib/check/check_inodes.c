@@ -179,6 +179,7 @@ static void account_layout(struct chk_worker *w, struct fstate *st,
 	e3_runs_figures(&st->runs, &lf);
 	lay->files_with_blocks++;
 	lay->total_runs += lf.runs;
+	lay->runs_hist[lf.runs < E3_RUNS_HIST ? lf.runs : E3_RUNS_HIST - 1]++;
 	lay->total_excess += lf.excess;
 	if (lf.runs > lay->max_runs)
 		lay->max_runs = lf.runs;

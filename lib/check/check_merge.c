@@ -47,6 +47,8 @@ static void sum_layout(struct e3_layout *to, const struct e3_layout *l)
 	to->tind_files += l->tind_files;
 	to->files_with_blocks += l->files_with_blocks;
 	to->total_runs += l->total_runs;
+	for (int i = 0; i < E3_RUNS_HIST; i++)
+		to->runs_hist[i] += l->runs_hist[i];
 	to->total_excess += l->total_excess;
 	to->files_with_excess += l->files_with_excess;
 	if (l->max_runs > to->max_runs)

@@ -30,26 +30,20 @@
 #include "journal/journal.h"
 #include "util/grow.h"
 
-struct cfile {
-	blk64_t lo;			/* lowest block */
-	uint64_t blocks;
-	ext2_ino_t ino;
-};
-
 static int cmp_lo(const void *x, const void *y)
 {
-	const struct cfile *a = x, *b = y;
+	const struct df_contig *a = x, *b = y;
 
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-/* The contiguous small files, lowest first. Caller holds fs_lock. */
-static errcode_t collect(struct df_ctx *c, struct cfile **out, size_t *n)
+errcode_t df_collect_contig(struct df_ctx *c, struct df_contig **out,
+			    size_t *n)
 {
 	ext2_inode_scan scan;
 	struct ext2_inode inode;
 	struct df_map m = { 0 };
-	struct cfile *v = NULL, *nv;
+	struct df_contig *v = NULL, *nv;
 	size_t cap = 0;
 	ext2_ino_t ino;
 	errcode_t err;
@@ -74,7 +68,7 @@ static errcode_t collect(struct df_ctx *c, struct cfile **out, size_t *n)
 			break;
 		}
 		v = nv;
-		v[(*n)++] = (struct cfile){ df_map_lowest(&m), m.ndata + m.nmeta, ino };
+		v[(*n)++] = (struct df_contig){ df_map_lowest(&m), m.ndata + m.nmeta, ino };
 	}
 	ext2fs_close_inode_scan(scan);
 	df_map_free(&m);
@@ -100,7 +94,7 @@ static errcode_t commit(struct df_ctx *c)
 }
 
 /* One move of f into the extent at goal; 1 in *moved when it went. */
-static errcode_t slide(struct df_ctx *c, const struct cfile *f, blk64_t goal,
+static errcode_t slide(struct df_ctx *c, const struct df_contig *f, blk64_t goal,
 		       int *moved)
 {
 	struct df_cand cd = { .ino = f->ino, .blocks = f->blocks,
@@ -143,7 +137,7 @@ static void groups_free(struct groups *gs)
 }
 
 /* Every group's free extents from the bitmap. Caller holds fs_lock. */
-static errcode_t survey(struct df_ctx *c, const struct cfile *f, size_t n,
+static errcode_t survey(struct df_ctx *c, const struct df_contig *f, size_t n,
 			struct groups *gs)
 {
 	ext2_filsys fs = c->fs;
@@ -249,7 +243,7 @@ static errcode_t choose(struct df_ctx *c, struct groups *gs)
  * holds it. A move the allocator places elsewhere is not taken (the
  * file stays). */
 static errcode_t place(struct df_ctx *c, struct groups *gs,
-		       const struct cfile *f)
+		       const struct df_contig *f)
 {
 	errcode_t err = 0;
 	int moved;
@@ -272,7 +266,7 @@ static errcode_t place(struct df_ctx *c, struct groups *gs,
 static errcode_t compact_round(struct df_ctx *c)
 {
 	struct groups gs = { 0 };
-	struct cfile *v = NULL;
+	struct df_contig *v = NULL;
 	size_t n = 0;
 	errcode_t err;
 
@@ -280,7 +274,7 @@ static errcode_t compact_round(struct df_ctx *c)
 	if ((err = commit(c)))
 		return err;
 	e3_fs_lock(c->img);
-	err = collect(c, &v, &n);
+	err = df_collect_contig(c, &v, &n);
 	if (!err)
 		err = survey(c, v, n, &gs);
 	e3_fs_unlock(c->img);

@@ -19,8 +19,18 @@ struct df_cand {
 	uint64_t blocks;		/* data + indirect, e2fsck's sequence */
 	uint32_t runs, groups;		/* in e2fsck's block order */
 	int ordered;			/* placed in the move order */
-	int left;			/* left fragmented for want of room */
-	blk64_t goal;			/* DF_COMPACT: the hole to move into */
+	int left;			/* left fragmented */
+	int no_room;			/* ...for want of room */
+	blk64_t goal;			/* the hole to move into, 0: none */
+	blk64_t moved_to;		/* DF_MOVED: the first block booked */
+};
+
+/* A contiguous file under a group's worth of blocks: one the compaction
+ * may slide elsewhere whole. */
+struct df_contig {
+	blk64_t lo;			/* lowest block */
+	uint64_t blocks;
+	ext2_ino_t ino;
 };
 
 /* One block map in e2fsck's order, as the mover needs it. */
@@ -50,6 +60,11 @@ struct df_ctx {
 	uint64_t moves;			/* moves made (commit_every) */
 	unsigned char *emptying;	/* per group: being emptied
 					   (defrag_compact.c), or NULL */
+	/* the stretch being emptied for a large file (defrag_room.c):
+	 * no DF_COMPACT move lands in [keep_lo, keep_hi); both 0: none */
+	blk64_t keep_lo, keep_hi;
+	ext2fs_block_bitmap soft;	/* defrag_room.c: blocks of the files
+					   it may move out of the way */
 };
 
 #define DF_COPY (1u << 20)		/* bytes per pread/pwrite */
@@ -81,6 +96,9 @@ enum df_mode {
 	DF_COMPACT,		/* a contiguous file out of a group being
 				   emptied, into the free extent at cd->goal
 				   (defrag_compact.c) */
+	DF_EVICT,		/* a file under a group's worth of blocks out
+				   of [keep_lo, keep_hi), in no more runs
+				   than it has (defrag_room.c) */
 };
 /* Moves one candidate (or, dry run, books its target and reports what
  * would happen). A returned error ends the run: the running transaction
@@ -97,6 +115,16 @@ int df_movable(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *in);
  * into a few large extents; then the files left for want of room are
  * tried again (defrag_run.c). */
 errcode_t df_compact(struct df_ctx *c);
+/* The small contiguous files, lowest block first. Caller holds
+ * fs_lock; *out is the caller's to free. */
+errcode_t df_collect_contig(struct df_ctx *c, struct df_contig **out,
+			    size_t *n);
+
+/* defrag_room.c: for cd, left for want of room, empty the stretch of
+ * blocks that costs the fewest moves; *ready 1 (and cd->goal the
+ * stretch, free and committed) when cd may now move there. */
+errcode_t df_room_make(struct df_ctx *c, struct df_cand *cd, int *ready);
+void df_room_free(struct df_ctx *c);
 
 /* defrag_run.c, for both passes */
 int df_should_stop(const struct df_ctx *c);

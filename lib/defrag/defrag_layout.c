@@ -27,6 +27,26 @@ void e3_layout_free(struct e3_layout *lay)
 	memset(lay, 0, sizeof(*lay));
 }
 
+uint32_t e3_layout_runs_pct(const struct e3_layout *lay, unsigned pct)
+{
+	uint64_t n = 0, rank, seen = 0;
+
+	for (int i = 0; i < E3_RUNS_HIST; i++)
+		n += lay->runs_hist[i];
+	if (!n)
+		return 0;
+	/* nearest rank: the smallest value with at least pct% at or below */
+	rank = (n * pct + 99) / 100;
+	if (!rank)
+		rank = 1;
+	for (uint32_t i = 0; i < E3_RUNS_HIST; i++) {
+		seen += lay->runs_hist[i];
+		if (seen >= rank)
+			return i;
+	}
+	return E3_RUNS_HIST - 1;
+}
+
 errcode_t e3_layout_measure(const char *path, struct e3_layout *lay,
 			    int *errors)
 {

@@ -206,11 +206,28 @@ static int target_ok(const struct df_move *mv)
 
 	if (mv->got < mv->total)
 		return 0;
-	if (mv->mode == DF_COMPACT)
-		return mv->nruns == 1 && c->emptying &&
-		       !c->emptying[ext2fs_group_of_blk2(c->fs, mv->runs[0].start)] &&
-		       !c->emptying[ext2fs_group_of_blk2(c->fs, mv->runs[0].start +
-							    mv->total - 1)];
+	if (mv->mode == DF_EVICT) {
+		/* out of the stretch, and no worse than it was */
+		if (mv->nruns > mv->old.runs)
+			return 0;
+		for (size_t i = 0; i < mv->nruns; i++)
+			if (mv->runs[i].start < c->keep_hi &&
+			    mv->runs[i].start + mv->runs[i].len > c->keep_lo)
+				return 0;
+		return 1;
+	}
+	if (mv->mode == DF_COMPACT) {
+		blk64_t s = mv->runs[0].start, e = s + mv->total;
+
+		if (mv->nruns != 1 || (!c->emptying && !c->keep_hi))
+			return 0;
+		if (c->emptying &&
+		    (c->emptying[ext2fs_group_of_blk2(c->fs, s)] ||
+		     c->emptying[ext2fs_group_of_blk2(c->fs, e - 1)]))
+			return 0;
+		/* never into the stretch being emptied (defrag_room.c) */
+		return !c->keep_hi || e <= c->keep_lo || s >= c->keep_hi;
+	}
 	return mv->nruns < mv->old.runs;
 }
 
@@ -222,9 +239,8 @@ static errcode_t book_target(struct df_move *mv)
 	errcode_t err = 0;
 
 	e3_rsv_init(a, &r, mv->cd->ino, mv->total, 0);
-	/* compaction: the free extent chosen for it */
-	goal = mv->mode == DF_COMPACT && mv->cd->goal ? mv->cd->goal :
-	       e3_rsv_goal(a, &r);
+	/* the free extent chosen for it (compaction, room made) */
+	goal = mv->cd->goal ? mv->cd->goal : e3_rsv_goal(a, &r);
 	(void)e3_rsv_book(a, &r, goal);	/* full: windowless */
 	while (mv->got < mv->total) {
 		err = e3_alloc_blocks(a, &r, mv->got ? e3_rsv_goal(a, &r) : goal,
@@ -234,7 +250,7 @@ static errcode_t book_target(struct df_move *mv)
 		if ((err = add_run(mv, start, got)))
 			break;
 		/* no better than now: stop asking */
-		if (mv->nruns >= mv->old.runs + (mv->mode == DF_COMPACT))
+		if (mv->nruns >= mv->old.runs + (mv->mode != DF_FIX))
 			break;
 	}
 	e3_rsv_discard(a, &r);
@@ -421,20 +437,13 @@ static uint64_t switch_size(const struct df_move *mv)
 	return w > rv ? w : rv;
 }
 
-static int cmp_blk(const void *x, const void *y)
-{
-	blk64_t a = *(const blk64_t *)x, b = *(const blk64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* The old blocks, freed in ranges; each one that was journaled metadata
+/* The old blocks, freed; each one that was journaled metadata
  * is revoked first (the allocator's stats hook revokes too: this does
  * not depend on it). */
 static errcode_t free_old(struct df_move *mv)
 {
 	struct df_ctx *c = mv->c;
-	size_t n = mv->old.ndata + mv->old.nmeta, i, j;
+	size_t n = mv->old.ndata + mv->old.nmeta, i;
 	blk64_t *all = malloc((n + 1) * sizeof(*all));
 
 	if (!all)
@@ -452,13 +461,13 @@ static errcode_t free_old(struct df_move *mv)
 		for (i = 0; is_meta_data(mv) && i < mv->old.ndata; i++)
 			e3_journal_revoke(c->img->journal, mv->old.pblk[i]);
 	}
-	qsort(all, n, sizeof(*all), cmp_blk);
-	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && all[j] == all[j - 1] + 1 &&
-		     j - i < 0x7fffffff; j++)
-			;
-		ext2fs_block_alloc_stats_range(c->fs, all[i], (blk_t)(j - i), -1);
-	}
+	/* one block at a time: libext2fs 1.47.0's
+	 * ext2fs_block_alloc_stats_range hands its callback the range's
+	 * end and a count of 0, so the allocator would never hear of a
+	 * range freed that way and its blocks would stay unusable for the
+	 * rest of the run (the room a large file needs, above all) */
+	for (i = 0; i < n; i++)
+		ext2fs_block_alloc_stats2(c->fs, all[i], -1);
 	free(all);
 	return 0;
 }
@@ -561,6 +570,9 @@ static errcode_t plan_one(struct df_move *mv, errcode_t *why)
 	    !df_wants(mv->c, mv->old.ndata + mv->old.nmeta, mv->old.runs,
 		      mv->old.groups ? mv->old.groups : 1))
 		return *why = DF_WHY_FINE, 0;
+	if (mv->mode == DF_EVICT &&
+	    mv->old.ndata + mv->old.nmeta >= mv->c->fs->super->s_blocks_per_group)
+		return *why = DF_WHY_FINE, 0;
 	if (mv->mode == DF_COMPACT &&
 	    (mv->old.runs != 1 || mv->old.ndata + mv->old.nmeta >=
 				  mv->c->fs->super->s_blocks_per_group))
@@ -617,6 +629,7 @@ done:
 		*out = DF_MOVED;
 		*runs_after = mv.new_runs;
 		cd->runs = mv.old.runs;
+		cd->moved_to = mv.runs[0].start;
 	}
 	move_free(&mv);
 	return err;

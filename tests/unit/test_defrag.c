@@ -140,6 +140,20 @@ static void test_dry_run_then_move(void)
 	CHECK(r.have_after && r.after.fragmented_files == 0);
 	CHECK(r.after.total_excess == 0);
 	CHECK(r.st.runs_after < r.st.runs_before);
+	/* the checker's histogram: every file with blocks counted once,
+	 * the fragmented one among them before, none after */
+	{
+		uint64_t nb = 0, na = 0;
+
+		for (int i = 0; i < E3_RUNS_HIST; i++) {
+			nb += r.before.runs_hist[i];
+			na += r.after.runs_hist[i];
+		}
+		CHECK(nb == r.before.files_with_blocks);
+		CHECK(na == r.after.files_with_blocks);
+		CHECK(e3_layout_runs_pct(&r.before, 100) == r.before.max_runs);
+		CHECK(e3_layout_runs_pct(&r.after, 100) == 1);
+	}
 	e3_defrag_report_free(&r);
 	CHECK(contents_ok());
 	snprintf(cmd, sizeof(cmd), "e2fsck -fn %s >/dev/null 2>&1", img_path);
@@ -156,6 +170,26 @@ static void test_bad_min_runs(void)
 	CHECK(e3_defrag_image(img_path, &o, &r) == E3_BAD_OPTION);
 }
 
+/* p90 by nearest rank, on a histogram made by hand: 100 files, 85 of
+ * one run, 10 of 3, 4 of 7, 1 of 2000 (the last bucket) */
+static void test_runs_pct(void)
+{
+	struct e3_layout l;
+
+	memset(&l, 0, sizeof(l));
+	CHECK(e3_layout_runs_pct(&l, 90) == 0);
+	l.runs_hist[1] = 85;
+	l.runs_hist[3] = 10;
+	l.runs_hist[7] = 4;
+	l.runs_hist[E3_RUNS_HIST - 1] = 1;
+	CHECK(e3_layout_runs_pct(&l, 50) == 1);
+	CHECK(e3_layout_runs_pct(&l, 85) == 1);
+	CHECK(e3_layout_runs_pct(&l, 86) == 3);
+	CHECK(e3_layout_runs_pct(&l, 90) == 3);
+	CHECK(e3_layout_runs_pct(&l, 96) == 7);
+	CHECK(e3_layout_runs_pct(&l, 100) == E3_RUNS_HIST - 1);
+}
+
 int main(void)
 {
 	e3_init_errors();
@@ -163,6 +197,7 @@ int main(void)
 		 (int)getpid());
 	RUN(test_dry_run_then_move);
 	RUN(test_bad_min_runs);
+	RUN(test_runs_pct);
 	if (!getenv("KEEP"))
 		unlink(img_path);
 	return unit_done();

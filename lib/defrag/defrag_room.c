@@ -1,0 +1,418 @@
+/*
+ * defrag_room.c: making room for a file that no free extent holds.
+ *
+ * On an aged volume the largest free extent is often far smaller than
+ * the files that most need moving. For such a file (left for want of
+ * room by the first pass) this finds the stretch of blocks, as long as
+ * the file, that holds no block that cannot move and the fewest blocks
+ * of files that can (the "occupants": files under a group's worth of
+ * blocks, contiguous or not, other than the file itself), and moves
+ * each occupant out of it, whole; then the file moves into the stretch,
+ * which the occupants' commit left free.
+ *
+ * A stretch for a file under a group's worth of blocks lies in one
+ * group's data; a larger file's may cross group metadata (e2fsck allows
+ * such a file one run per group it touches). Blocks that never move:
+ * group metadata (for the small file), the journal and other reserved
+ * inodes, EA blocks, files of a group's worth or more, the file's own.
+ *
+ * While the occupants move, the stretch's free blocks are claimed in
+ * the allocator (never in the image), so no occupant lands in them;
+ * they are given back before the file's own move. An occupant goes into
+ * the smallest free extent outside the stretch that holds it whole, else
+ * wherever the allocator puts it in no more runs than it has now.
+ *
+ * Crash safety. Every occupant's move is an ordinary one (DF_EVICT in
+ * defrag_move.c: copy, flush, one journaled switch, old blocks reusable
+ * only after the commit); the file's own move is the ordinary DF_FIX
+ * move with the stretch as its goal. A kill between or inside any of
+ * them leaves files that are each whole in their old or their new
+ * blocks. A stretch half emptied (an occupant with no place, a stop) is
+ * left so: what moved is whole where it went, in no more runs.
+ *
+ * Memory: a bitmap of the occupants' blocks (a bit per block, as
+ * libext2fs' own block bitmap), the free extents outside the stretch
+ * (16 bytes each) and the occupants of one stretch (24 bytes each).
+ * Time: per file that needs room, an inode scan and a pass over the
+ * volume's blocks (the price of not keeping a block-to-inode map).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "e3img.h"
+#include "defrag_int.h"
+#include "journal/journal.h"
+#include "util/grow.h"
+
+struct hole {
+	blk64_t start, len;
+};
+
+struct occupant {
+	ext2_ino_t ino;
+	uint32_t runs;
+	uint64_t blocks;
+};
+
+struct room {
+	struct df_ctx *c;
+	ext2_ino_t self;		/* the file room is made for */
+	blk64_t lo, hi;			/* the stretch [lo, hi) */
+	struct hole *dest;		/* free extents outside it */
+	size_t ndest, capdest;
+	struct occupant *occ;
+	size_t nocc, capocc;
+	struct hole *held;		/* its free runs, claimed meanwhile */
+	size_t nheld, capheld;
+};
+
+static void room_free(struct room *r)
+{
+	free(r->dest);
+	free(r->occ);
+	free(r->held);
+}
+
+static errcode_t commit(struct df_ctx *c)
+{
+	errcode_t err;
+
+	if (!c->img->journal)
+		return 0;
+	e3_fs_lock(c->img);
+	err = e3_journal_commit(c->img->journal, 0);
+	e3_fs_unlock(c->img);
+	return err;
+}
+
+static int may_occupy(struct df_ctx *c, const struct df_map *m)
+{
+	return m->ndata + m->nmeta < c->fs->super->s_blocks_per_group;
+}
+
+static void mark_map(ext2fs_block_bitmap bm, const struct df_map *m)
+{
+	for (size_t i = 0; i < m->ndata; i++)
+		ext2fs_mark_block_bitmap2(bm, m->pblk[i]);
+	for (size_t i = 0; i < m->nmeta; i++)
+		ext2fs_mark_block_bitmap2(bm, m->meta[i]);
+}
+
+/* One inode scan: the blocks of the files that may move out of the way
+ * (mark), or the occupants of [lo, hi) (list). Caller holds fs_lock. */
+static errcode_t scan(struct room *r, int list)
+{
+	struct df_ctx *c = r->c;
+	ext2_inode_scan sc;
+	struct ext2_inode inode;
+	struct df_map m = { 0 };
+	ext2_ino_t ino;
+	errcode_t err;
+
+	if ((err = ext2fs_open_inode_scan(c->fs, 0, &sc)))
+		return err;
+	r->nocc = 0;
+	for (;;) {
+		int in = 0;
+
+		err = ext2fs_get_next_inode(sc, &ino, &inode);
+		if (err || !ino)
+			break;
+		if (ino == r->self || !df_movable(c->fs, ino, &inode))
+			continue;
+		if ((err = df_map_read(c, ino, &m)))
+			break;
+		if (!may_occupy(c, &m))
+			continue;
+		if (!list) {
+			mark_map(c->soft, &m);
+			continue;
+		}
+		for (size_t i = 0; i < m.ndata && !in; i++)
+			in = m.pblk[i] >= r->lo && m.pblk[i] < r->hi;
+		for (size_t i = 0; i < m.nmeta && !in; i++)
+			in = m.meta[i] >= r->lo && m.meta[i] < r->hi;
+		if (in) {
+			struct occupant *v = e3_grow(r->occ, r->nocc, &r->capocc,
+						     sizeof(*v), 32);
+
+			if (!v) {
+				err = ENOMEM;
+				break;
+			}
+			r->occ = v;
+			r->occ[r->nocc++] = (struct occupant){ ino, m.runs,
+							       m.ndata + m.nmeta };
+		}
+	}
+	ext2fs_close_inode_scan(sc);
+	df_map_free(&m);
+	return err;
+}
+
+/* ---- the stretch -------------------------------------------------------- */
+
+enum { B_FREE, B_SOFT, B_META, B_HARD };
+
+static int kind(struct df_ctx *c, blk64_t b)
+{
+	if (e3_alloc_is_meta(c->alloc, b))
+		return B_META;
+	if (!ext2fs_fast_test_block_bitmap2(c->fs->block_map, b))
+		return B_FREE;
+	return ext2fs_fast_test_block_bitmap2(c->soft, b) ? B_SOFT : B_HARD;
+}
+
+/* The stretch of need usable blocks with the fewest occupant blocks; 0
+ * when there is none. big: group metadata may lie inside (skipped over,
+ * not counted). One pass, two cursors. Caller holds fs_lock; nothing is
+ * uncommitted (free means free). */
+static int find_stretch(struct room *r, uint64_t need, int big,
+			uint64_t *cost)
+{
+	struct df_ctx *c = r->c;
+	blk64_t end = ext2fs_blocks_count(c->fs->super);
+	blk64_t s = c->fs->super->s_first_data_block, b;
+	uint64_t usable = 0, soft = 0, best = UINT64_MAX;
+
+	for (b = s; b < end; b++) {
+		int k = kind(c, b);
+
+		if (k == B_HARD || (k == B_META && !big)) {
+			s = b + 1;
+			usable = soft = 0;
+			continue;
+		}
+		if (k == B_META) {
+			if (!usable)
+				s = b + 1;	/* a stretch starts on data */
+			continue;
+		}
+		usable++;
+		soft += k == B_SOFT;
+		while (usable > need) {
+			int ks = kind(c, s++);
+
+			if (ks != B_META) {
+				usable--;
+				soft -= ks == B_SOFT;
+			}
+		}
+		while (kind(c, s) == B_META)
+			s++;
+		if (usable == need && soft < best) {
+			best = soft;
+			r->lo = s;
+			r->hi = b + 1;
+			if (!soft)
+				break;
+		}
+	}
+	*cost = best;
+	return best != UINT64_MAX;
+}
+
+/* ---- the occupants' new places ------------------------------------------ */
+
+static errcode_t add_hole(struct hole **v, size_t *n, size_t *cap,
+			  blk64_t s, blk64_t len)
+{
+	struct hole *nv = e3_grow(*v, *n, cap, sizeof(**v), 64);
+
+	if (!nv)
+		return ENOMEM;
+	*v = nv;
+	(*v)[(*n)++] = (struct hole){ s, len };
+	return 0;
+}
+
+/* The free extents outside [lo, hi), per group. Caller holds fs_lock. */
+static errcode_t survey(struct room *r, uint64_t *free_out)
+{
+	ext2_filsys fs = r->c->fs;
+	blk64_t b = fs->super->s_first_data_block;
+	blk64_t end = ext2fs_blocks_count(fs->super) - 1, s, e;
+	errcode_t err;
+
+	r->ndest = 0;
+	*free_out = 0;
+	while (b <= end &&
+	       !ext2fs_find_first_zero_block_bitmap2(fs->block_map, b, end, &s)) {
+		blk64_t gend = ext2fs_group_last_block2(fs,
+					ext2fs_group_of_blk2(fs, s));
+
+		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, s, gend, &e))
+			e = gend + 1;
+		b = e;
+		/* the part before the stretch, then the part after it */
+		for (int part = 0; part < 2; part++) {
+			blk64_t ps = part ? (s > r->hi ? s : r->hi) : s;
+			blk64_t pe = part ? e : (e < r->lo ? e : r->lo);
+
+			if (ps >= pe)
+				continue;
+			if ((err = add_hole(&r->dest, &r->ndest, &r->capdest,
+					    ps, pe - ps)))
+				return err;
+			*free_out += pe - ps;
+		}
+	}
+	return 0;
+}
+
+/* The stretch's free runs claimed in the allocator, so that no occupant
+ * is placed there. Caller holds fs_lock. */
+static errcode_t hold(struct room *r)
+{
+	struct df_ctx *c = r->c;
+	blk64_t b = r->lo, s, got;
+	errcode_t err;
+
+	while (b < r->hi) {
+		if (ext2fs_fast_test_block_bitmap2(c->fs->block_map, b) ||
+		    e3_alloc_is_meta(c->alloc, b)) {
+			b++;
+			continue;
+		}
+		if (e3_alloc_blocks(c->alloc, NULL, b, r->hi - b, &s, &got))
+			return 0;	/* nothing: merely unprotected */
+		if (s != b || s + got > r->hi) {
+			e3_alloc_unclaim(c->alloc, s, got);
+			b++;
+			continue;
+		}
+		if ((err = add_hole(&r->held, &r->nheld, &r->capheld, s, got))) {
+			e3_alloc_unclaim(c->alloc, s, got);
+			return err;
+		}
+		b = s + got;
+	}
+	return 0;
+}
+
+static void release(struct room *r)
+{
+	for (size_t i = 0; i < r->nheld; i++)
+		e3_alloc_unclaim(r->c->alloc, r->held[i].start, r->held[i].len);
+	r->nheld = 0;
+}
+
+/* The smallest free extent that holds n blocks, or NULL. */
+static struct hole *best_fit(struct room *r, uint64_t n)
+{
+	struct hole *best = NULL;
+
+	for (size_t i = 0; i < r->ndest; i++)
+		if (r->dest[i].len >= n && (!best || r->dest[i].len < best->len))
+			best = &r->dest[i];
+	return best;
+}
+
+/* Moves occupant o out of the stretch; *moved 0 when it stayed. */
+static errcode_t evict(struct room *r, const struct occupant *o, int *moved)
+{
+	struct df_ctx *c = r->c;
+	struct hole *d = best_fit(r, o->blocks);
+	struct df_cand cd = { .ino = o->ino, .blocks = o->blocks,
+			      .runs = o->runs, .groups = 1 };
+	enum df_outcome out;
+	errcode_t err, why;
+	uint32_t runs_after;
+
+	*moved = 0;
+	cd.goal = d ? d->start : 0;
+	err = df_move(c, &cd, DF_EVICT, &out, &why, &runs_after);
+	if (err || out != DF_MOVED)
+		return err;
+	*moved = 1;
+	if (d && cd.moved_to == d->start) {
+		d->start += o->blocks;
+		d->len -= o->blocks;
+	} else if (d) {
+		d->len = 0;	/* placed elsewhere: trust this one no more */
+	}
+	c->rep->st.files_evicted++;
+	c->rep->st.blocks_evicted += o->blocks;
+	c->rep->st.blocks_moved += o->blocks;
+	return df_maybe_commit(c);
+}
+
+static errcode_t empty_stretch(struct room *r)
+{
+	struct df_ctx *c = r->c;
+	errcode_t err = 0;
+	int moved = 1;
+
+	c->keep_lo = r->lo;
+	c->keep_hi = r->hi;
+	e3_fs_lock(c->img);
+	err = hold(r);
+	e3_fs_unlock(c->img);
+	for (size_t i = 0; !err && moved && i < r->nocc; i++) {
+		if (df_should_stop(c)) {
+			c->rep->interrupted = 1;
+			break;
+		}
+		err = evict(r, &r->occ[i], &moved);
+		df_progress(c, 0);
+	}
+	release(r);
+	c->keep_lo = c->keep_hi = 0;
+	return err;
+}
+
+errcode_t df_room_make(struct df_ctx *c, struct df_cand *cd, int *ready)
+{
+	struct room r = { .c = c, .self = cd->ino };
+	uint64_t cost, free_out;
+	int found;
+	errcode_t err;
+
+	*ready = 0;
+	/* the blocks earlier moves freed are free once committed */
+	if ((err = commit(c)))
+		return err;
+	e3_fs_lock(c->img);
+	if (!c->soft)
+		err = ext2fs_allocate_block_bitmap(c->fs, "defrag room", &c->soft);
+	else
+		ext2fs_clear_block_bitmap(c->soft);
+	if (!err)
+		err = scan(&r, 0);
+	found = !err && find_stretch(&r, cd->blocks,
+				     cd->blocks >= c->fs->super->s_blocks_per_group,
+				     &cost);
+	if (found)
+		err = survey(&r, &free_out);
+	if (found && !err && cost <= free_out)
+		err = scan(&r, 1);
+	e3_fs_unlock(c->img);
+	if (err || !found || cost > free_out)
+		goto out;
+	if ((err = empty_stretch(&r)) || c->rep->interrupted)
+		goto out;
+	/* free once the evictions commit, unless an occupant found no
+	 * place (group metadata in a big file's stretch is expected) */
+	if ((err = commit(c)))
+		goto out;
+	e3_fs_lock(c->img);
+	*ready = 1;
+	for (blk64_t b = r.lo; b < r.hi && *ready; b++)
+		if (ext2fs_fast_test_block_bitmap2(c->fs->block_map, b) &&
+		    !e3_alloc_is_meta(c->alloc, b))
+			*ready = 0;
+	e3_fs_unlock(c->img);
+	if (*ready)
+		cd->goal = r.lo;
+out:
+	room_free(&r);
+	return err;
+}
+
+void df_room_free(struct df_ctx *c)
+{
+	if (c->soft)
+		ext2fs_free_block_bitmap(c->soft);
+	c->soft = NULL;
+}
