@@ -308,8 +308,16 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 	e3_runs_init(&st.runs, ctx->fs->super);
 	walk_setup(w, &wk, visit, &st);
 	wk.on_illegal = on_illegal;
-	if (in->i_file_acl)
+	/* without ext_attr an EA block is the inode's damage (e2fsck:
+	 * i_file_acl should be zero), and the block nobody's */
+	if (in->i_file_acl && !ext2fs_has_feature_xattr(ctx->fs->super)) {
+		struct e3_finding *f = wadd(w, E3P_INO_EA_NO_FEATURE, ino);
+
+		if (f)
+			f->blk = in->i_file_acl;
+	} else if (in->i_file_acl) {
 		ea_ok = ea_block_ok(w, ino, in->i_file_acl);
+	}
 	if (valid) {
 		/* e2fsck counts these for ordinary inodes only */
 		int counted = ino >= EXT2_FIRST_INO(ctx->fs->super);
@@ -469,6 +477,34 @@ static const char *resize_bad(struct chk_worker *w, const struct ext2_inode *in)
 	return resize_count_bad(w, in);
 }
 
+/* The reserved inodes with no job on ext3 (3 and 4 are quota inodes,
+ * which need the quota feature ext3 lacks; 5, 6, 9, 10 and up to
+ * s_first_ino), as e2fsck's pass 1 judges them: a quota inode with links,
+ * blocks or a first block is "not in use, but contains data"; the others
+ * may have no mode (5, the boot loader's, may be anything but a
+ * directory), and whatever mode they have, their blocks are walked and
+ * i_blocks, i_size and the index flag checked as a file's. */
+static void check_other_reserved(struct chk_worker *w, ext2_ino_t ino,
+				 const struct ext2_inode *in)
+{
+	struct e3_finding *f;
+
+	if (ino == 3 || ino == 4) {
+		if (in->i_links_count || in->i_blocks || in->i_block[0])
+			wadd(w, E3P_INO_QUOTA_NOT_CLEAR, ino);
+		return;
+	}
+	if ((ino == 5 ? LINUX_S_ISDIR(in->i_mode) : in->i_mode != 0) &&
+	    (f = wadd(w, E3P_INO_RESERVED_MODE, ino)))
+		f->num = in->i_mode;
+	if ((in->i_flags & EXT2_INDEX_FL) && !LINUX_S_ISDIR(in->i_mode) &&
+	    (f = wadd(w, E3P_INO_FLAG, ino))) {
+		f->num = EXT2_INDEX_FL;
+		f->name = strdup("index (not a directory)");
+	}
+	walk_file(w, ino, in, 1);
+}
+
 static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 			   const struct ext2_inode *in)
 {
@@ -477,6 +513,10 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 	struct e3_finding *f;
 
 	*ci |= CI_USED;
+	if (ino == EXT2_BAD_INO) {
+		chk_badblocks_inode(w, in);
+		return;
+	}
 	if (ino == EXT2_ROOT_INO) {
 		if (!LINUX_S_ISDIR(in->i_mode) || !in->i_links_count) {
 			*ci &= ~CI_USED;
@@ -527,13 +567,17 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 	if (ino == EXT2_JOURNAL_INO && !ext2fs_has_feature_journal(ctx->fs->super) &&
 	    (in->i_links_count || in->i_blocks || in->i_block[0]))
 		wadd(w, E3P_INO_JOURNAL_NOT_CLEAR, ino);
-	if (in->i_mode && !LINUX_S_ISREG(in->i_mode) && ino != EXT2_BAD_INO &&
-	    (f = wadd(w, E3P_INO_RESERVED_MODE, ino))) {
-		f->num = in->i_mode;
+	if (ino == EXT2_JOURNAL_INO) {
+		if (in->i_mode && !LINUX_S_ISREG(in->i_mode) &&
+		    (f = wadd(w, E3P_INO_RESERVED_MODE, ino))) {
+			f->num = in->i_mode;
+			return;
+		}
+		if (in->i_mode && LINUX_S_ISREG(in->i_mode))
+			walk_file(w, ino, in, 0);
 		return;
 	}
-	if (in->i_mode && LINUX_S_ISREG(in->i_mode))
-		walk_file(w, ino, in, 0);
+	check_other_reserved(w, ino, in);
 }
 
 /* Fields ext3 leaves zero (e2fsck's process_bad_inode): fragments, the
