@@ -292,8 +292,9 @@ static void walk_setup(struct chk_worker *w, struct chk_walk *wk,
 	wk->arg = arg;
 }
 
-static void walk_file(struct chk_worker *w, ext2_ino_t ino,
-		      const struct ext2_inode *in, int check)
+/* Returns whether the inode's EA block counts towards i_blocks. */
+static int walk_file(struct chk_worker *w, ext2_ino_t ino,
+		     const struct ext2_inode *in, int check)
 {
 	struct chk_ctx *ctx = w->ctx;
 	struct fstate st;
@@ -354,6 +355,7 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 			ctx->ist[ino] |= CI_BAD;
 		}
 	}
+	return ea_ok;
 }
 
 static void check_special(struct chk_worker *w, ext2_ino_t ino,
@@ -692,9 +694,17 @@ static void check_inode(struct chk_worker *w, ext2_ino_t ino,
 	}
 	if (!has_valid_blocks(in) && !LINUX_S_ISDIR(in->i_mode) &&
 	    !LINUX_S_ISREG(in->i_mode)) {
+		int ea_ok;
+
 		check_special(w, ino, in);
-		if (in->i_file_acl)
-			walk_file(w, ino, in, 0);	/* EA only */
+		ea_ok = walk_file(w, ino, in, 0);	/* EA only */
+		/* no blocks but the EA block: e2fsck checks i_blocks of
+		 * devices, FIFOs, sockets and fast symlinks too */
+		if (in->i_blocks != (ea_ok ? ctx->bs / 512 : 0u) &&
+		    (f = wadd(w, E3P_INO_I_BLOCKS, ino))) {
+			f->num = in->i_blocks;
+			f->num2 = ea_ok ? ctx->bs / 512 : 0;
+		}
 		return;
 	}
 	walk_file(w, ino, in, 1);
