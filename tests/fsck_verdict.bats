@@ -119,6 +119,8 @@ damage() {
 	r10_index) dbg "$img" "sif <10> flags 0x1000" ;;
 	r10_garbage) dbg "$img" "sif <10> mode 0100644" "sif <10> block[0] $free" "sif <10> blocks $((bs / 512))" ;;
 	r9_size) dbg "$img" "sif <9> size 1000" ;;	# allowed: clean
+	r10_ea_range) dbg "$img" "sif <10> file_acl 99999999" ;;	# unreported: clean
+	r6_ea_bad) dbg "$img" "sif <6> file_acl $free" "sif <6> blocks $((bs / 512))" ;;
 	# extended attributes
 	ea_no_feature) dbg "$img" "feature -ext_attr" ;;
 	ea_planted_no_feature) dbg "$img" "feature -ext_attr" "sif /f3 file_acl $free" ;;
@@ -215,7 +217,7 @@ fixed_clean() {
 
 @test "reserved inodes 3-6, 9, 10: garbage in mode, blocks, flags; as e2fsck -fn" {
 	same_verdict r3_block r4_links r5_regular r5_dir r6_mode r9_iblocks \
-		r10_index r10_garbage r9_size
+		r10_index r10_garbage r9_size r10_ea_range r6_ea_bad
 }
 
 @test "an EA block without ext_attr is an error, as e2fsck -fn" {

@@ -310,8 +310,18 @@ static int walk_file(struct chk_worker *w, ext2_ino_t ino,
 	walk_setup(w, &wk, visit, &st);
 	wk.on_illegal = on_illegal;
 	/* without ext_attr an EA block is the inode's damage (e2fsck:
-	 * i_file_acl should be zero), and the block nobody's */
-	if (in->i_file_acl && !ext2fs_has_feature_xattr(ctx->fs->super)) {
+	 * i_file_acl should be zero), and the block nobody's. e2fsck only
+	 * marks the inode bad for that (or for a block outside the
+	 * filesystem) and reports it when an entry names the inode: never,
+	 * for the reserved inodes but the root, whose EA block then is
+	 * just nobody's */
+	if (in->i_file_acl && ino < EXT2_FIRST_INO(ctx->fs->super) &&
+	    ino != EXT2_ROOT_INO &&
+	    (!ext2fs_has_feature_xattr(ctx->fs->super) ||
+	     in->i_file_acl < ctx->fs->super->s_first_data_block ||
+	     in->i_file_acl >= ctx->nblocks)) {
+		;
+	} else if (in->i_file_acl && !ext2fs_has_feature_xattr(ctx->fs->super)) {
 		struct e3_finding *f = wadd(w, E3P_INO_EA_NO_FEATURE, ino);
 
 		if (f)
