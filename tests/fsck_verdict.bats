@@ -136,6 +136,20 @@ damage() {
 		dumpe2fs -h "$img" 2>/dev/null | grep -q has_journal || return 2
 		printf 'jo\njw -b %s /dev/null\njc\n' "$free" | debugfs -w -f - "$img" >/dev/null 2>&1
 		dumpe2fs -h "$img" 2>/dev/null | grep -q needs_recovery || { echo "no pending journal" >&2; return 1; } ;;
+	jnl_unannounced) # s_start set, needs_recovery clear: e2fsck -n asks, goes on
+		dumpe2fs -h "$img" 2>/dev/null | grep -q has_journal || return 2
+		b=$(debugfs -R "bmap <8> 0" "$img" 2>/dev/null)
+		printf '\0\0\0\1' | dd of="$img" bs=1 seek=$((b * bs + 28)) conv=notrunc status=none ;;
+	jnl_bad_maxlen) # s_maxlen past the journal inode's end: invalid to
+		# both (under 1024 blocks e2fsck accepts and the kernel refuses
+		# to mount; e3img refuses too: journal_sb.bats)
+		dumpe2fs -h "$img" 2>/dev/null | grep -q has_journal || return 2
+		b=$(debugfs -R "bmap <8> 0" "$img" 2>/dev/null)
+		printf '\0\1\0\0' | dd of="$img" bs=1 seek=$((b * bs + 16)) conv=notrunc status=none ;;
+	jnl_ro_feature) # an unknown read-only compat feature of the journal
+		dumpe2fs -h "$img" 2>/dev/null | grep -q has_journal || return 2
+		b=$(debugfs -R "bmap <8> 0" "$img" 2>/dev/null)
+		printf '\0\0\0\1' | dd of="$img" bs=1 seek=$((b * bs + 44)) conv=notrunc status=none ;;
 	*) echo "unknown damage $kind" >&2; return 1 ;;
 	esac
 }
@@ -265,8 +279,8 @@ fixed_clean() {
 	[ "$(md5sum <"$img")" = "$sum" ]
 }
 
-@test "a pending journal alone: -n says it needs replay and exits 0, as e2fsck -fn" {
-	same_verdict jnl_pending
+@test "a pending journal alone: -n says it needs replay and exits 0, as e2fsck -fn; journal superblocks at odds with the features" {
+	same_verdict jnl_pending jnl_unannounced jnl_bad_maxlen jnl_ro_feature
 	local img=$W/jp.img
 	cp "$W/k1e3.img" "$img"
 	damage jnl_pending "$img"

@@ -108,13 +108,15 @@ int chk_finding_is_error(const struct e3_finding *f)
 	 * error state is why the check runs, not an error of its own; a
 	 * journal not recreated leaves a valid filesystem without one. As
 	 * e2fsck -n, a read-only check that had to use a backup superblock,
-	 * that skipped a pending replay, or that found the image shorter
-	 * than the filesystem says so and judges the rest (exit 0 if clean) */
+	 * that skipped a pending replay (or a log needs_recovery does not
+	 * announce), or that found the image shorter than the filesystem
+	 * says so and judges the rest (exit 0 if clean) */
 	return !f->fixed && p && p->pass != 8 && f->code != E3P_JNL_EXTERNAL &&
 	       f->code != E3P_JNL_NOT_RECREATED &&
 	       f->code != E3P_DIR_SET_FILETYPE &&
 	       f->code != E3P_SB_ERROR_STATE &&
 	       f->code != E3P_SB_UNUSABLE && f->code != E3P_JNL_PENDING &&
+	       f->code != E3P_JNL_DATA_NO_RECOVER &&
 	       f->code != E3P_SB_TRUNCATED;
 }
 
