@@ -121,6 +121,14 @@ damage() {
 	r9_size) dbg "$img" "sif <9> size 1000" ;;	# allowed: clean
 	r10_ea_range) dbg "$img" "sif <10> file_acl 99999999" ;;	# unreported: clean
 	r6_ea_bad) dbg "$img" "sif <6> file_acl $free" "sif <6> blocks $((bs / 512))" ;;
+	r7_index) dbg "$img" "sif <7> flags 0x1000" ;;
+	r7_casefold) dbg "$img" "sif <7> flags 0x40000000" ;;
+	r10_casefold) dbg "$img" "sif <10> flags 0x40000000" ;;
+	r7_ea_bad) dbg "$img" "sif <7> file_acl $free" ;;
+	r7_ea_range) dbg "$img" "sif <7> file_acl 99999999" ;;	# unreported: clean
+	# summaries: a wrong superblock total alone is no error to e2fsck -n
+	sb_free_total) dbg "$img" "ssv free_blocks_count 17" "ssv free_inodes_count 17" ;;
+	bg_free) dbg "$img" "set_bg 1 free_blocks_count 7" ;;
 	# extended attributes
 	ea_no_feature) dbg "$img" "feature -ext_attr" ;;
 	ea_planted_no_feature) dbg "$img" "feature -ext_attr" "sif /f3 file_acl $free" ;;
@@ -231,7 +239,12 @@ fixed_clean() {
 
 @test "reserved inodes 3-6, 9, 10: garbage in mode, blocks, flags; as e2fsck -fn" {
 	same_verdict r3_block r4_links r5_regular r5_dir r6_mode r9_iblocks \
-		r10_index r10_garbage r9_size r10_ea_range r6_ea_bad
+		r10_index r10_garbage r9_size r10_ea_range r6_ea_bad r7_index \
+		r7_casefold r10_casefold r7_ea_bad r7_ea_range
+}
+
+@test "a wrong superblock total alone: clean to e2fsck -fn and e3fsck -n; a group's count: errors to both" {
+	same_verdict sb_free_total bg_free
 }
 
 @test "an EA block without ext_attr is an error, as e2fsck -fn" {
@@ -292,7 +305,8 @@ fixed_clean() {
 @test "e3fsck -y leaves the new classes clean to e2fsck -fn, and never says 'with -y'" {
 	fixed_clean bb_unmarked bb_illegal bb_ind_illegal bb_itable bb_super \
 		bb_ind_meta bb_file bb_mode r3_block r5_dir r6_mode r9_iblocks \
-		r10_index r10_garbage ea_planted_no_feature
+		r10_index r10_garbage ea_planted_no_feature r7_index r7_ea_bad \
+		r10_casefold sb_free_total
 	PREFIX=std- fixed_clean sb_zero gd_zero
 }
 

@@ -496,6 +496,45 @@ static const char *resize_bad(struct chk_worker *w, const struct ext2_inode *in)
  * may have no mode (5, the boot loader's, may be anything but a
  * directory), and whatever mode they have, their blocks are walked and
  * i_blocks, i_size and the index flag checked as a file's. */
+/* What e2fsck's check_blocks looks at in every inode it walks, reserved
+ * ones included: the index and casefold flags on what is not a
+ * directory. */
+static void check_dir_flags(struct chk_worker *w, ext2_ino_t ino,
+			    const struct ext2_inode *in)
+{
+	static const struct { uint32_t fl; const char *name; } fl[] = {
+		{ EXT2_INDEX_FL, "index (not a directory)" },
+		{ 0x40000000, "casefold (not a directory)" },
+	};
+	struct e3_finding *f;
+	size_t i;
+
+	if (LINUX_S_ISDIR(in->i_mode))
+		return;
+	for (i = 0; i < sizeof(fl) / sizeof(fl[0]); i++)
+		if ((in->i_flags & fl[i].fl) && (f = wadd(w, E3P_INO_FLAG, ino))) {
+			f->num = fl[i].fl;
+			f->name = strdup(fl[i].name);
+		}
+}
+
+/* The resize inode's EA block, as e2fsck's check_ext_attr reads it: one
+ * inside the filesystem (with ext_attr) is checked as any file's (the
+ * merge reads each EA block once); one outside only marks the inode bad,
+ * which e2fsck never reports for a reserved inode. */
+static void check_resize_ea(struct chk_worker *w, const struct ext2_inode *in)
+{
+	struct chk_ctx *ctx = w->ctx;
+	struct chk_ea_ref r = { in->i_file_acl, EXT2_RESIZE_INO };
+
+	if (!r.blk || !ext2fs_has_feature_xattr(ctx->fs->super) ||
+	    r.blk < ctx->fs->super->s_first_data_block || r.blk >= ctx->nblocks ||
+	    chk_bit(&ctx->meta, r.blk))
+		return;
+	if (chk_vec_push(&w->ea, &r))
+		w->err = ENOMEM;
+}
+
 static void check_other_reserved(struct chk_worker *w, ext2_ino_t ino,
 				 const struct ext2_inode *in)
 {
@@ -509,11 +548,7 @@ static void check_other_reserved(struct chk_worker *w, ext2_ino_t ino,
 	if ((ino == 5 ? LINUX_S_ISDIR(in->i_mode) : in->i_mode != 0) &&
 	    (f = wadd(w, E3P_INO_RESERVED_MODE, ino)))
 		f->num = in->i_mode;
-	if ((in->i_flags & EXT2_INDEX_FL) && !LINUX_S_ISDIR(in->i_mode) &&
-	    (f = wadd(w, E3P_INO_FLAG, ino))) {
-		f->num = EXT2_INDEX_FL;
-		f->name = strdup("index (not a directory)");
-	}
+	check_dir_flags(w, ino, in);
 	walk_file(w, ino, in, 1);
 }
 
@@ -546,6 +581,8 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 
 		if (why && (f = wadd(w, E3P_INO_RESIZE_BAD, ino)))
 			f->name = strdup(why);
+		check_dir_flags(w, ino, in);
+		check_resize_ea(w, in);
 		/* its DIND block is its own even when the rest is bad */
 		if (b >= ctx->fs->super->s_first_data_block && b < ctx->nblocks &&
 		    !chk_bit(&ctx->meta, b)) {

@@ -117,6 +117,9 @@ int chk_finding_is_error(const struct e3_finding *f)
 	       f->code != E3P_SB_ERROR_STATE &&
 	       f->code != E3P_SB_UNUSABLE && f->code != E3P_JNL_PENDING &&
 	       f->code != E3P_JNL_DATA_NO_RECOVER &&
+	       /* e2fsck's PR_NO_OK: a wrong total in the superblock alone
+	        * leaves -n's verdict clean (the group counts do not) */
+	       f->code != E3P_SB_FREE_BLOCKS && f->code != E3P_SB_FREE_INODES &&
 	       f->code != E3P_SB_TRUNCATED;
 }
 
