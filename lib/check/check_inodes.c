@@ -426,11 +426,19 @@ static int resize_backups_bad(struct chk_worker *w, blk64_t pblk)
 	return 0;
 }
 
+struct rcount {
+	uint64_t n;		/* blocks, indirect ones included */
+	e2_blkcnt_t last;	/* last data block's logical number, or -1 */
+};
+
 static int count_visit(struct chk_walk *wk, blk64_t b, e2_blkcnt_t lblk)
 {
+	struct rcount *rc = wk->arg;
+
 	(void)b;
-	(void)lblk;
-	(*(uint64_t *)wk->arg)++;
+	rc->n++;
+	if (lblk > rc->last)
+		rc->last = lblk;
 	return 0;
 }
 
@@ -441,14 +449,17 @@ static const char *resize_count_bad(struct chk_worker *w,
 {
 	struct chk_ctx *ctx = w->ctx;
 	struct chk_walk wk;
-	uint64_t n = 0;
+	struct rcount rc = { 0, -1 };
 
-	walk_setup(w, &wk, count_visit, &n);
+	walk_setup(w, &wk, count_visit, &rc);
 	chk_walk_blocks(&wk, in);
 	if (wk.illegal)
 		return "illegal block pointers";
-	if (in->i_blocks != n * (ctx->bs / 512))
+	if (in->i_blocks != rc.n * (ctx->bs / 512))
 		return "i_blocks wrong";
+	/* e2fsck's size rule for a regular file: no block past i_size */
+	if (rc.last >= 0 && EXT2_I_SIZE(in) < (uint64_t)rc.last * ctx->bs)
+		return "i_size short of its last block";
 	return NULL;
 }
 
