@@ -500,13 +500,6 @@ static const char *resize_bad(struct chk_worker *w, const struct ext2_inode *in)
 	return resize_count_bad(w, in);
 }
 
-/* The reserved inodes with no job on ext3 (3 and 4 are quota inodes,
- * which need the quota feature ext3 lacks; 5, 6, 9, 10 and up to
- * s_first_ino), as e2fsck's pass 1 judges them: a quota inode with links,
- * blocks or a first block is "not in use, but contains data"; the others
- * may have no mode (5, the boot loader's, may be anything but a
- * directory), and whatever mode they have, their blocks are walked and
- * i_blocks, i_size and the index flag checked as a file's. */
 /* What e2fsck's check_blocks looks at in every inode it walks, reserved
  * ones included: the index and casefold flags on what is not a
  * directory. */
@@ -546,6 +539,14 @@ static void check_resize_ea(struct chk_worker *w, const struct ext2_inode *in)
 		w->err = ENOMEM;
 }
 
+/* The reserved inodes with no job on ext3 (3 and 4 are quota inodes,
+ * which need the quota feature ext3 lacks; 5, 6, 9, 10 and up to
+ * s_first_ino), as e2fsck's pass 1 judges them: a quota inode with links,
+ * blocks or a first block is "not in use, but contains data"; the others
+ * may have no mode (5, the boot loader's, may be anything but a
+ * directory), and whatever mode they have, their blocks are walked and
+ * i_blocks, i_size and the index and casefold flags checked as a
+ * file's. */
 static void check_other_reserved(struct chk_worker *w, ext2_ino_t ino,
 				 const struct ext2_inode *in)
 {
