@@ -191,6 +191,8 @@ PY
 		a=$(verdict $rc)
 		needed_b=$((needed_b + 1))
 	fi
+	# a running tally, so a sweep cut short still says where it stood
+	[ $((i % 50)) -ne 0 ] || echo "# after $i: agree $agree missed $missed extra $extra other $other"
 	if [ "$a" = "$b" ]; then
 		agree=$((agree + 1))
 		continue
