@@ -126,6 +126,7 @@ damage() {
 	r10_casefold) dbg "$img" "sif <10> flags 0x40000000" ;;
 	r7_ea_bad) dbg "$img" "sif <7> file_acl $free" ;;
 	r7_ea_range) dbg "$img" "sif <7> file_acl 99999999" ;;	# unreported: clean
+	r7_ea_meta) dbg "$img" "sif <7> file_acl $((first + 1))" ;;
 	# summaries: a wrong superblock total alone is no error to e2fsck -n
 	sb_free_total) dbg "$img" "ssv free_blocks_count 17" "ssv free_inodes_count 17" ;;
 	bg_free) dbg "$img" "set_bg 1 free_blocks_count 7" ;;
@@ -240,7 +241,7 @@ fixed_clean() {
 @test "reserved inodes 3-6, 9, 10: garbage in mode, blocks, flags; as e2fsck -fn" {
 	same_verdict r3_block r4_links r5_regular r5_dir r6_mode r9_iblocks \
 		r10_index r10_garbage r9_size r10_ea_range r6_ea_bad r7_index \
-		r7_casefold r10_casefold r7_ea_bad r7_ea_range
+		r7_casefold r10_casefold r7_ea_bad r7_ea_range r7_ea_meta
 }
 
 @test "a wrong superblock total alone: clean to e2fsck -fn and e3fsck -n; a group's count: errors to both" {
@@ -306,7 +307,7 @@ fixed_clean() {
 	fixed_clean bb_unmarked bb_illegal bb_ind_illegal bb_itable bb_super \
 		bb_ind_meta bb_file bb_mode r3_block r5_dir r6_mode r9_iblocks \
 		r10_index r10_garbage ea_planted_no_feature r7_index r7_ea_bad \
-		r10_casefold sb_free_total
+		r10_casefold sb_free_total r7_ea_meta
 	PREFIX=std- fixed_clean sb_zero gd_zero
 }
 

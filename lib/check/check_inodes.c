@@ -524,17 +524,23 @@ static void check_dir_flags(struct chk_worker *w, ext2_ino_t ino,
 
 /* The resize inode's EA block, as e2fsck's check_ext_attr reads it: one
  * inside the filesystem (with ext_attr) is checked as any file's (the
- * merge reads each EA block once); one outside only marks the inode bad,
- * which e2fsck never reports for a reserved inode. */
+ * merge reads each EA block once), one in group metadata cannot have an
+ * EA header; one outside only marks the inode bad, which e2fsck never
+ * reports for a reserved inode. */
 static void check_resize_ea(struct chk_worker *w, const struct ext2_inode *in)
 {
 	struct chk_ctx *ctx = w->ctx;
 	struct chk_ea_ref r = { in->i_file_acl, EXT2_RESIZE_INO };
+	struct e3_finding *f;
 
 	if (!r.blk || !ext2fs_has_feature_xattr(ctx->fs->super) ||
-	    r.blk < ctx->fs->super->s_first_data_block || r.blk >= ctx->nblocks ||
-	    chk_bit(&ctx->meta, r.blk))
+	    r.blk < ctx->fs->super->s_first_data_block || r.blk >= ctx->nblocks)
 		return;
+	if (chk_bit(&ctx->meta, r.blk)) {
+		if ((f = wadd(w, E3P_INO_EA_BLOCK_RANGE, EXT2_RESIZE_INO)))
+			f->blk = r.blk;
+		return;
+	}
 	if (chk_vec_push(&w->ea, &r))
 		w->err = ENOMEM;
 }
