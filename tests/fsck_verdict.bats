@@ -127,6 +127,8 @@ damage() {
 	r7_ea_bad) dbg "$img" "sif <7> file_acl $free" ;;
 	r7_ea_range) dbg "$img" "sif <7> file_acl 99999999" ;;	# unreported: clean
 	r7_ea_meta) dbg "$img" "sif <7> file_acl $((first + 1))" ;;
+	r7_extents) dbg "$img" "sif <7> flags 0x80000" ;;
+	r6_extents) dbg "$img" "sif <6> flags 0x80000" ;;	# no links: clean
 	# summaries: a wrong superblock total alone is no error to e2fsck -n
 	sb_free_total) dbg "$img" "ssv free_blocks_count 17" "ssv free_inodes_count 17" ;;
 	bg_free) dbg "$img" "set_bg 1 free_blocks_count 7" ;;
@@ -241,7 +243,8 @@ fixed_clean() {
 @test "reserved inodes 3-6, 9, 10: garbage in mode, blocks, flags; as e2fsck -fn" {
 	same_verdict r3_block r4_links r5_regular r5_dir r6_mode r9_iblocks \
 		r10_index r10_garbage r9_size r10_ea_range r6_ea_bad r7_index \
-		r7_casefold r10_casefold r7_ea_bad r7_ea_range r7_ea_meta
+		r7_casefold r10_casefold r7_ea_bad r7_ea_range r7_ea_meta \
+		r7_extents r6_extents
 }
 
 @test "a wrong superblock total alone: clean to e2fsck -fn and e3fsck -n; a group's count: errors to both" {
@@ -307,7 +310,7 @@ fixed_clean() {
 	fixed_clean bb_unmarked bb_illegal bb_ind_illegal bb_itable bb_super \
 		bb_ind_meta bb_file bb_mode r3_block r5_dir r6_mode r9_iblocks \
 		r10_index r10_garbage ea_planted_no_feature r7_index r7_ea_bad \
-		r10_casefold sb_free_total r7_ea_meta
+		r10_casefold sb_free_total r7_ea_meta r7_extents
 	PREFIX=std- fixed_clean sb_zero gd_zero
 }
 

@@ -582,6 +582,14 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 		chk_badblocks_inode(w, in);
 		return;
 	}
+	/* e2fsck's test for the extents flag without the feature: on any
+	 * inode with links, and on the root and the journal inode */
+	if ((in->i_flags & EXT4_EXTENTS_FL_) &&
+	    (in->i_links_count || ino == EXT2_ROOT_INO || ino == EXT2_JOURNAL_INO) &&
+	    (f = wadd(w, E3P_INO_FLAG, ino))) {
+		f->num = EXT4_EXTENTS_FL_;
+		f->name = strdup("extents");
+	}
 	if (ino == EXT2_ROOT_INO) {
 		if (!LINUX_S_ISDIR(in->i_mode) || !in->i_links_count) {
 			*ci &= ~CI_USED;
