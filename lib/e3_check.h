@@ -197,6 +197,7 @@ enum e3_problem_code {
 	E3P_SB_JOURNAL_FIELDS,
 	E3P_SB_LAST_ORPHAN,
 	E3P_SB_REV_LEVEL,
+	E3P_SB_TRUNCATED,		/* the image is shorter than the fs */
 	/* pass 2: inodes */
 	E3P_INO_BAD_MODE = 200,
 	E3P_INO_RESERVED_MODE,
@@ -230,6 +231,12 @@ enum e3_problem_code {
 	E3P_INO_EA_IN_INODE,
 	E3P_INO_SPECIAL_SIZE,
 	E3P_INO_JOURNAL_NOT_CLEAR,	/* inode 8 has data, no journal uses it */
+	E3P_INO_QUOTA_NOT_CLEAR,	/* inode 3 or 4 has data (no quota) */
+	E3P_INO_EA_NO_FEATURE,		/* an EA block without ext_attr */
+	E3P_BB_INODE_INVALID,		/* inode 1's fields are not a list's */
+	E3P_BB_ILLEGAL,			/* the bad-block list names a block
+					   outside the filesystem */
+	E3P_BB_METADATA,		/* ... or group metadata */
 	/* pass 3: directories */
 	E3P_DIR_BAD_REC_LEN = 300,
 	E3P_DIR_BAD_NAME_LEN,

@@ -163,9 +163,12 @@ static void print_findings(const struct args *a, const struct e3_check_report *r
 		printf("%s: pass %d: %s", a->image, p ? p->pass : 0, msg);
 		if (f->fixed)
 			printf(": fixed (%s)", fix ? fix : "done");
-		else if (fix && p->pass != 8)
+		else if (fix && p->pass != 8 && (a->o.mode == E3_CHECK_READONLY ||
+			 (a->o.mode == E3_CHECK_PREEN && p->fix == E3_FIX_YES)))
 			printf(": not fixed (%s with -%s)", fix,
 			       p->fix == E3_FIX_PREEN ? "p or -y" : "y");
+		else if (fix && p->pass != 8)	/* the mode's fix did not take */
+			printf(": not fixed");
 		putchar('\n');
 	}
 }

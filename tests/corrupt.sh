@@ -76,8 +76,8 @@ freei               bitmap_inode_used       y
 seti                bitmap_inode_free       y
 unlink              inode_unattached        y
 extra_link          inode_link_count        y
-sb_free_blocks      sb_free_blocks          y
-sb_free_inodes      sb_free_inodes          y
+sb_free_blocks      sb_free_blocks          y 0/1
+sb_free_inodes      sb_free_inodes          y 0/1
 bg_free_blocks      group_free_blocks       y
 bg_free_inodes      group_free_inodes       y
 bg_used_dirs        group_dirs              y

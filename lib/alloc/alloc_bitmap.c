@@ -67,6 +67,31 @@ static errcode_t load_meta(struct e3_alloc *a)
 	return err;
 }
 
+/* The blocks inode 1 lists as bad are in use, whatever the bitmap says:
+ * a bitmap that shows one free (a list planted by debugfs or badblocks
+ * without the bitmap, or an old kernel's) must not hand it to a file.
+ * libext2fs reads the list, skipping blocks outside the filesystem. */
+static errcode_t mark_bad_blocks(struct e3_alloc *a)
+{
+	ext2_badblocks_list bb = NULL;
+	ext2_badblocks_iterate it;
+	blk_t b;
+	errcode_t err;
+
+	err = ext2fs_read_bb_inode(a->fs, &bb);
+	if (err)
+		return err;
+	if (ext2fs_badblocks_list_iterate_begin(bb, &it) == 0) {
+		while (ext2fs_badblocks_list_iterate(it, &b))
+			if (b >= a->first && b < a->nblocks)
+				a->used[(b - a->first) / 64] |=
+					1ULL << ((b - a->first) % 64);
+		ext2fs_badblocks_list_iterate_end(it);
+	}
+	ext2fs_badblocks_list_free(bb);
+	return 0;
+}
+
 errcode_t bm_load(struct e3_alloc *a)
 {
 	size_t n = nwords(a);
@@ -79,6 +104,8 @@ errcode_t bm_load(struct e3_alloc *a)
 	if (!a->used || !a->meta || !a->gfree)
 		return ENOMEM;
 	err = copy_bits(a, a->fs->block_map, a->used);
+	if (!err)
+		err = mark_bad_blocks(a);
 	if (!err)
 		err = load_meta(a);
 	if (err)

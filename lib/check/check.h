@@ -234,6 +234,12 @@ void chk_trim_worst(struct chk_vec *v, unsigned n, int by_excess);
 
 int chk_inode_used(struct chk_ctx *ctx, ext2_ino_t ino);
 
+/* the bad-block inode (check_badblocks.c): pass 2's check of inode 1, run
+ * by the worker of group 0, and the -y fixes of its findings (returns how
+ * many it fixed) */
+void chk_badblocks_inode(struct chk_worker *w, const struct ext2_inode *in);
+unsigned chk_fix_badblocks(struct chk_ctx *ctx);
+
 /* group-metadata map (check_super.c) */
 errcode_t chk_mark_metadata(struct chk_ctx *ctx);
 void chk_progress(struct chk_ctx *ctx, int pass, uint64_t done, uint64_t total);

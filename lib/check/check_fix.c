@@ -232,6 +232,7 @@ static void set_field(struct chk_ctx *ctx, struct e3_finding *f)
 		return;
 	switch (f->code) {
 	case E3P_INO_DTIME: in.i_dtime = 0; break;
+	case E3P_INO_RESERVED_MODE: in.i_mode = 0; break;
 	case E3P_INO_LOW_DTIME:
 		in.i_dtime = in.i_links_count ? 0 : fix_now(ctx);
 		break;
@@ -248,7 +249,8 @@ static void set_field(struct chk_ctx *ctx, struct e3_finding *f)
 		in.i_size = (f->num + ctx->bs - 1) / ctx->bs * ctx->bs;
 		break;
 	case E3P_REF_LINKS: in.i_links_count = f->num2; break;
-	case E3P_INO_EA_BLOCK_RANGE: in.i_file_acl = 0; break;
+	case E3P_INO_EA_BLOCK_RANGE: case E3P_INO_EA_NO_FEATURE:
+		in.i_file_acl = 0; break;
 	case E3P_INO_FIELD:
 		if (!f->name)
 			return;
@@ -351,6 +353,18 @@ static void fix_journal_inode(struct chk_ctx *ctx, struct e3_finding *f)
 		done(ctx, f);
 }
 
+/* A reserved inode with data nothing uses (quota inodes without the
+ * quota feature): zeroed whole, as e2fsck does. */
+static void fix_zero_inode(struct chk_ctx *ctx, struct e3_finding *f)
+{
+	unsigned char *raw = calloc(1, ctx->isize);
+
+	if (raw && !ext2fs_write_inode_full(ctx->fs, f->ino, (void *)raw,
+					    ctx->isize))
+		done(ctx, f);
+	free(raw);
+}
+
 static void fix_orphans(struct chk_ctx *ctx, struct e3_finding *f)
 {
 	ext2_ino_t ino = ctx->fs->super->s_last_orphan, steps = 0;
@@ -379,6 +393,7 @@ static void fix_inodes(struct chk_ctx *ctx)
 	size_t i;
 
 	fix_block_findings(ctx);
+	ctx->changed += chk_fix_badblocks(ctx);
 	for (i = 0; i < rep->n_findings; i++) {
 		struct e3_finding *f = &rep->findings[i];
 
@@ -408,6 +423,9 @@ static void fix_inodes(struct chk_ctx *ctx)
 			break;
 		case E3P_INO_JOURNAL_NOT_CLEAR:
 			fix_journal_inode(ctx, f);
+			break;
+		case E3P_INO_QUOTA_NOT_CLEAR:
+			fix_zero_inode(ctx, f);
 			break;
 		case E3P_SB_ERROR_STATE:
 			ctx->fs->super->s_state &= ~EXT2_ERROR_FS;

@@ -293,8 +293,9 @@ static void walk_setup(struct chk_worker *w, struct chk_walk *wk,
 	wk->arg = arg;
 }
 
-static void walk_file(struct chk_worker *w, ext2_ino_t ino,
-		      const struct ext2_inode *in, int check)
+/* Returns whether the inode's EA block counts towards i_blocks. */
+static int walk_file(struct chk_worker *w, ext2_ino_t ino,
+		     const struct ext2_inode *in, int check)
 {
 	struct chk_ctx *ctx = w->ctx;
 	struct fstate st;
@@ -309,8 +310,26 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 	e3_runs_init(&st.runs, ctx->fs->super);
 	walk_setup(w, &wk, visit, &st);
 	wk.on_illegal = on_illegal;
-	if (in->i_file_acl)
+	/* without ext_attr an EA block is the inode's damage (e2fsck:
+	 * i_file_acl should be zero), and the block nobody's. e2fsck only
+	 * marks the inode bad for that (or for a block outside the
+	 * filesystem) and reports it when an entry names the inode: never,
+	 * for the reserved inodes but the root, whose EA block then is
+	 * just nobody's */
+	if (in->i_file_acl && ino < EXT2_FIRST_INO(ctx->fs->super) &&
+	    ino != EXT2_ROOT_INO &&
+	    (!ext2fs_has_feature_xattr(ctx->fs->super) ||
+	     in->i_file_acl < ctx->fs->super->s_first_data_block ||
+	     in->i_file_acl >= ctx->nblocks)) {
+		;
+	} else if (in->i_file_acl && !ext2fs_has_feature_xattr(ctx->fs->super)) {
+		struct e3_finding *f = wadd(w, E3P_INO_EA_NO_FEATURE, ino);
+
+		if (f)
+			f->blk = in->i_file_acl;
+	} else if (in->i_file_acl) {
 		ea_ok = ea_block_ok(w, ino, in->i_file_acl);
+	}
 	if (valid) {
 		/* e2fsck counts these for ordinary inodes only */
 		int counted = ino >= EXT2_FIRST_INO(ctx->fs->super);
@@ -347,6 +366,7 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 			ctx->ist[ino] |= CI_BAD;
 		}
 	}
+	return ea_ok;
 }
 
 static void check_special(struct chk_worker *w, ext2_ino_t ino,
@@ -407,11 +427,19 @@ static int resize_backups_bad(struct chk_worker *w, blk64_t pblk)
 	return 0;
 }
 
+struct rcount {
+	uint64_t n;		/* blocks, indirect ones included */
+	e2_blkcnt_t last;	/* last data block's logical number, or -1 */
+};
+
 static int count_visit(struct chk_walk *wk, blk64_t b, e2_blkcnt_t lblk)
 {
+	struct rcount *rc = wk->arg;
+
 	(void)b;
-	(void)lblk;
-	(*(uint64_t *)wk->arg)++;
+	rc->n++;
+	if (lblk > rc->last)
+		rc->last = lblk;
 	return 0;
 }
 
@@ -422,14 +450,17 @@ static const char *resize_count_bad(struct chk_worker *w,
 {
 	struct chk_ctx *ctx = w->ctx;
 	struct chk_walk wk;
-	uint64_t n = 0;
+	struct rcount rc = { 0, -1 };
 
-	walk_setup(w, &wk, count_visit, &n);
+	walk_setup(w, &wk, count_visit, &rc);
 	chk_walk_blocks(&wk, in);
 	if (wk.illegal)
 		return "illegal block pointers";
-	if (in->i_blocks != n * (ctx->bs / 512))
+	if (in->i_blocks != rc.n * (ctx->bs / 512))
 		return "i_blocks wrong";
+	/* e2fsck's size rule for a regular file: no block past i_size */
+	if (rc.last >= 0 && EXT2_I_SIZE(in) < (uint64_t)rc.last * ctx->bs)
+		return "i_size short of its last block";
 	return NULL;
 }
 
@@ -470,6 +501,76 @@ static const char *resize_bad(struct chk_worker *w, const struct ext2_inode *in)
 	return resize_count_bad(w, in);
 }
 
+/* What e2fsck's check_blocks looks at in every inode it walks, reserved
+ * ones included: the index and casefold flags on what is not a
+ * directory. */
+static void check_dir_flags(struct chk_worker *w, ext2_ino_t ino,
+			    const struct ext2_inode *in)
+{
+	static const struct { uint32_t fl; const char *name; } fl[] = {
+		{ EXT2_INDEX_FL, "index (not a directory)" },
+		{ 0x40000000, "casefold (not a directory)" },
+	};
+	struct e3_finding *f;
+	size_t i;
+
+	if (LINUX_S_ISDIR(in->i_mode))
+		return;
+	for (i = 0; i < sizeof(fl) / sizeof(fl[0]); i++)
+		if ((in->i_flags & fl[i].fl) && (f = wadd(w, E3P_INO_FLAG, ino))) {
+			f->num = fl[i].fl;
+			f->name = strdup(fl[i].name);
+		}
+}
+
+/* The resize inode's EA block, as e2fsck's check_ext_attr reads it: one
+ * inside the filesystem (with ext_attr) is checked as any file's (the
+ * merge reads each EA block once), one in group metadata cannot have an
+ * EA header; one outside only marks the inode bad, which e2fsck never
+ * reports for a reserved inode. */
+static void check_resize_ea(struct chk_worker *w, const struct ext2_inode *in)
+{
+	struct chk_ctx *ctx = w->ctx;
+	struct chk_ea_ref r = { in->i_file_acl, EXT2_RESIZE_INO };
+	struct e3_finding *f;
+
+	if (!r.blk || !ext2fs_has_feature_xattr(ctx->fs->super) ||
+	    r.blk < ctx->fs->super->s_first_data_block || r.blk >= ctx->nblocks)
+		return;
+	if (chk_bit(&ctx->meta, r.blk)) {
+		if ((f = wadd(w, E3P_INO_EA_BLOCK_RANGE, EXT2_RESIZE_INO)))
+			f->blk = r.blk;
+		return;
+	}
+	if (chk_vec_push(&w->ea, &r))
+		w->err = ENOMEM;
+}
+
+/* The reserved inodes with no job on ext3 (3 and 4 are quota inodes,
+ * which need the quota feature ext3 lacks; 5, 6, 9, 10 and up to
+ * s_first_ino), as e2fsck's pass 1 judges them: a quota inode with links,
+ * blocks or a first block is "not in use, but contains data"; the others
+ * may have no mode (5, the boot loader's, may be anything but a
+ * directory), and whatever mode they have, their blocks are walked and
+ * i_blocks, i_size and the index and casefold flags checked as a
+ * file's. */
+static void check_other_reserved(struct chk_worker *w, ext2_ino_t ino,
+				 const struct ext2_inode *in)
+{
+	struct e3_finding *f;
+
+	if (ino == 3 || ino == 4) {
+		if (in->i_links_count || in->i_blocks || in->i_block[0])
+			wadd(w, E3P_INO_QUOTA_NOT_CLEAR, ino);
+		return;
+	}
+	if ((ino == 5 ? LINUX_S_ISDIR(in->i_mode) : in->i_mode != 0) &&
+	    (f = wadd(w, E3P_INO_RESERVED_MODE, ino)))
+		f->num = in->i_mode;
+	check_dir_flags(w, ino, in);
+	walk_file(w, ino, in, 1);
+}
+
 static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 			   const struct ext2_inode *in)
 {
@@ -478,6 +579,18 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 	struct e3_finding *f;
 
 	*ci |= CI_USED;
+	if (ino == EXT2_BAD_INO) {
+		chk_badblocks_inode(w, in);
+		return;
+	}
+	/* e2fsck's test for the extents flag without the feature: on any
+	 * inode with links, and on the root and the journal inode */
+	if ((in->i_flags & EXT4_EXTENTS_FL_) &&
+	    (in->i_links_count || ino == EXT2_ROOT_INO || ino == EXT2_JOURNAL_INO) &&
+	    (f = wadd(w, E3P_INO_FLAG, ino))) {
+		f->num = EXT4_EXTENTS_FL_;
+		f->name = strdup("extents");
+	}
 	if (ino == EXT2_ROOT_INO) {
 		if (!LINUX_S_ISDIR(in->i_mode) || !in->i_links_count) {
 			*ci &= ~CI_USED;
@@ -495,6 +608,8 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 
 		if (why && (f = wadd(w, E3P_INO_RESIZE_BAD, ino)))
 			f->name = strdup(why);
+		check_dir_flags(w, ino, in);
+		check_resize_ea(w, in);
 		/* its DIND block is its own even when the rest is bad */
 		if (b >= ctx->fs->super->s_first_data_block && b < ctx->nblocks &&
 		    !chk_bit(&ctx->meta, b)) {
@@ -528,13 +643,17 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 	if (ino == EXT2_JOURNAL_INO && !ext2fs_has_feature_journal(ctx->fs->super) &&
 	    (in->i_links_count || in->i_blocks || in->i_block[0]))
 		wadd(w, E3P_INO_JOURNAL_NOT_CLEAR, ino);
-	if (in->i_mode && !LINUX_S_ISREG(in->i_mode) && ino != EXT2_BAD_INO &&
-	    (f = wadd(w, E3P_INO_RESERVED_MODE, ino))) {
-		f->num = in->i_mode;
+	if (ino == EXT2_JOURNAL_INO) {
+		if (in->i_mode && !LINUX_S_ISREG(in->i_mode) &&
+		    (f = wadd(w, E3P_INO_RESERVED_MODE, ino))) {
+			f->num = in->i_mode;
+			return;
+		}
+		if (in->i_mode && LINUX_S_ISREG(in->i_mode))
+			walk_file(w, ino, in, 0);
 		return;
 	}
-	if (in->i_mode && LINUX_S_ISREG(in->i_mode))
-		walk_file(w, ino, in, 0);
+	check_other_reserved(w, ino, in);
 }
 
 /* Fields ext3 leaves zero (e2fsck's process_bad_inode): fragments, the
@@ -649,9 +768,17 @@ static void check_inode(struct chk_worker *w, ext2_ino_t ino,
 	}
 	if (!has_valid_blocks(in) && !LINUX_S_ISDIR(in->i_mode) &&
 	    !LINUX_S_ISREG(in->i_mode)) {
+		int ea_ok;
+
 		check_special(w, ino, in);
-		if (in->i_file_acl)
-			walk_file(w, ino, in, 0);	/* EA only */
+		ea_ok = walk_file(w, ino, in, 0);	/* EA only */
+		/* no blocks but the EA block: e2fsck checks i_blocks of
+		 * devices, FIFOs, sockets and fast symlinks too */
+		if (in->i_blocks != (ea_ok ? ctx->bs / 512 : 0u) &&
+		    (f = wadd(w, E3P_INO_I_BLOCKS, ino))) {
+			f->num = in->i_blocks;
+			f->num2 = ea_ok ? ctx->bs / 512 : 0;
+		}
 		return;
 	}
 	walk_file(w, ino, in, 1);

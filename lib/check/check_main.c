@@ -106,11 +106,21 @@ int chk_finding_is_error(const struct e3_finding *f)
 
 	/* an unset file type is no error (e2fsck sets it silently); the
 	 * error state is why the check runs, not an error of its own; a
-	 * journal not recreated leaves a valid filesystem without one */
+	 * journal not recreated leaves a valid filesystem without one. As
+	 * e2fsck -n, a read-only check that had to use a backup superblock,
+	 * that skipped a pending replay (or a log needs_recovery does not
+	 * announce), or that found the image shorter than the filesystem
+	 * says so and judges the rest (exit 0 if clean) */
 	return !f->fixed && p && p->pass != 8 && f->code != E3P_JNL_EXTERNAL &&
 	       f->code != E3P_JNL_NOT_RECREATED &&
 	       f->code != E3P_DIR_SET_FILETYPE &&
-	       f->code != E3P_SB_ERROR_STATE;
+	       f->code != E3P_SB_ERROR_STATE &&
+	       f->code != E3P_SB_UNUSABLE && f->code != E3P_JNL_PENDING &&
+	       f->code != E3P_JNL_DATA_NO_RECOVER &&
+	       /* e2fsck's PR_NO_OK: a wrong total in the superblock alone
+	        * leaves -n's verdict clean (the group counts do not) */
+	       f->code != E3P_SB_FREE_BLOCKS && f->code != E3P_SB_FREE_INODES &&
+	       f->code != E3P_SB_TRUNCATED;
 }
 
 /* Moves the fixed findings of a round into keep, drops the rest (the
@@ -171,7 +181,9 @@ static void exit_code(struct e3_check_report *rep)
 		rep->exit_code |= E3_EXIT_ERROR;
 	if (rep->n_fixed || rep->state_changed)
 		rep->exit_code |= E3_EXIT_FIXED;
-	if (rep->n_unfixed)
+	/* -p stopped at a problem that needs -y: that problem is left,
+	 * whether or not it is one -n would call an error */
+	if (rep->n_unfixed || rep->preen_refused)
 		rep->exit_code |= E3_EXIT_UNCORRECTED;
 	if (rep->layout.gate_failed)
 		rep->exit_code |= E3_EXIT_LAYOUT;

@@ -195,6 +195,8 @@ static errcode_t open_backup(struct chk_ctx *ctx, const char *why)
 	return 0;
 }
 
+static errcode_t check_size(struct chk_ctx *ctx);
+
 errcode_t chk_open(struct chk_ctx *ctx)
 {
 	struct ext2_super_block sb;
@@ -252,7 +254,35 @@ errcode_t chk_open(struct chk_ctx *ctx)
 	ctx->nblocks = ext2fs_blocks_count(ctx->fs->super);
 	ctx->ninodes = ctx->fs->super->s_inodes_count;
 	ctx->isize = EXT2_INODE_SIZE(ctx->fs->super);
-	return 0;
+	return check_size(ctx);
+}
+
+/* e2fsck's first look: the superblock's block count against the image's
+ * (or device's) size. A read-only check says so and goes on, as e2fsck
+ * -n does (answering no to "Abort?"); a repair stops before any write,
+ * as e2fsck -y does (yes to "Abort?"): blocks past the end cannot be
+ * read, and fixes computed without them would free what files own. */
+static errcode_t check_size(struct chk_ctx *ctx)
+{
+	blk64_t have = 0;
+	struct e3_finding *f;
+	char what[96];
+
+	if (ext2fs_get_device_size2(ctx->path, ctx->bs, &have) || !have ||
+	    have >= ctx->nblocks)
+		return 0;
+	if (ctx->opts.mode == E3_CHECK_READONLY) {
+		if ((f = chk_add(ctx, NULL, E3P_SB_TRUNCATED))) {
+			f->num = ctx->nblocks;
+			f->num2 = have;
+		}
+		return 0;
+	}
+	snprintf(what, sizeof(what), "the superblock says %llu blocks, "
+		 "the image holds %llu", (unsigned long long)ctx->nblocks,
+		 (unsigned long long)have);
+	fatal(ctx, E3_IMAGE_TRUNCATED, what);
+	return E3_IMAGE_TRUNCATED;
 }
 
 static void mark_range(struct chk_ctx *ctx, dgrp_t g, blk64_t blk,
