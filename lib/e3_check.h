@@ -226,6 +226,7 @@ enum e3_problem_code {
 	E3P_INO_EA_IN_INODE,
 	E3P_INO_SPECIAL_SIZE,
 	E3P_INO_JOURNAL_NOT_CLEAR,	/* inode 8 has data, no journal uses it */
+	E3P_INO_DIR_EMPTY,		/* a directory without a block */
 	/* pass 3: directories */
 	E3P_DIR_BAD_REC_LEN = 300,
 	E3P_DIR_BAD_NAME_LEN,
@@ -250,6 +251,7 @@ enum e3_problem_code {
 	E3P_HTREE_HASH,
 	E3P_HTREE_UNREF,
 	E3P_DIR_SET_FILETYPE,
+	E3P_DIR_DOT_NUL,		/* '.' or '..' not NUL-terminated */
 	/* pass 4: connectivity */
 	E3P_CONN_UNREACHABLE = 400,
 	E3P_CONN_DOTDOT,

@@ -171,6 +171,8 @@ static void check_dot(struct chk_ctx *ctx, struct dstate *ds, int idx,
 	if (idx == 0) {
 		if (nlen != 1 || de->name[0] != '.' || t != ds->ino)
 			dadd(ctx, E3P_DIR_MISSING_DOT, ds->ino, 0, NULL, 0);
+		else if (de->name[1])	/* inside its 12 bytes */
+			dadd(ctx, E3P_DIR_DOT_NUL, ds->ino, 0, ".", 1);
 		/* counted either way: the fix makes this entry name the
 		 * directory, so the link count pass 5 wants is the one after
 		 * it (else -y "fixes" the count down, then up, one round
@@ -182,6 +184,8 @@ static void check_dot(struct chk_ctx *ctx, struct dstate *ds, int idx,
 		dadd(ctx, E3P_DIR_MISSING_DOTDOT, ds->ino, 0, NULL, 0);
 		return;
 	}
+	if (de->name[2])
+		dadd(ctx, E3P_DIR_DOT_NUL, ds->ino, 0, "..", 2);
 	if (chk_dir(ctx, ds->ino))
 		chk_dir(ctx, ds->ino)->dotdot = t;
 	if (t && t <= ctx->ninodes)

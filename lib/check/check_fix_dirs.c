@@ -155,6 +155,7 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 		ext2fs_dirent_set_name_len(de, 1);
 		ext2fs_dirent_set_file_type(de, has_ft ? EXT2_FT_DIR : 0);
 		de->name[0] = '.';
+		de->name[1] = de->name[2] = de->name[3] = 0;
 		/* a '.' spanning the block leaves no room for '..': split
 		 * it, the new record becomes '..' next (dir_iterate reads a
 		 * changed rec_len again) */
@@ -174,6 +175,7 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 		ext2fs_dirent_set_name_len(de, 2);
 		ext2fs_dirent_set_file_type(de, has_ft ? EXT2_FT_DIR : 0);
 		de->name[0] = de->name[1] = '.';
+		de->name[2] = de->name[3] = 0;
 		return DIRENT_CHANGED;
 	}
 	if (!de->inode)
@@ -212,7 +214,7 @@ static int entry_code(int code)
 	case E3P_DIR_MISSING_DOTDOT: case E3P_DIR_DUP_NAME:
 	case E3P_DIR_DOT_ENTRY_OTHER: case E3P_DIR_NAME_ZERO:
 	case E3P_DIR_LINK_TO_DIR: case E3P_DIR_LINK_ROOT:
-	case E3P_DIR_BAD_NAME: case E3P_CONN_DOTDOT:
+	case E3P_DIR_BAD_NAME: case E3P_CONN_DOTDOT: case E3P_DIR_DOT_NUL:
 		return 1;
 	}
 	return 0;
@@ -240,8 +242,11 @@ static void fix_dir_entries(struct chk_ctx *ctx, ext2_ino_t dir)
 		if (f->ino != dir || f->fixed || !entry_code(f->code) ||
 		    !chk_may_fix(ctx, f->code))
 			continue;
-		if (f->code == E3P_DIR_MISSING_DOT)
+		if (f->code == E3P_DIR_MISSING_DOT ||
+		    (f->code == E3P_DIR_DOT_NUL && f->name && !f->name[1]))
 			df.fix_dot = 1;
+		if (f->code == E3P_DIR_DOT_NUL && f->name && f->name[1])
+			df.fix_dotdot = 1;
 		if (f->code == E3P_DIR_MISSING_DOTDOT || f->code == E3P_CONN_DOTDOT)
 			df.fix_dotdot = 1;
 		if (f->code == E3P_CONN_DOTDOT)
@@ -299,6 +304,18 @@ static void fill_hole(struct chk_ctx *ctx, struct e3_finding *f)
 	    !ext2fs_write_inode(fs, f->ino, &in))
 		done(ctx, f);
 	free(buf);
+}
+
+/* A new, empty root in inode 2, as e2fsck's pass 3 makes it: whatever
+ * the old inode held becomes nobody's (the bitmap pass frees it), the
+ * directories it named are unreachable next round and go to a new
+ * /lost+found with the files. */
+static void make_root(struct chk_ctx *ctx, struct e3_finding *f)
+{
+	if (ext2fs_mkdir(ctx->fs, EXT2_ROOT_INO, EXT2_ROOT_INO, NULL))
+		return;
+	ctx->lost_found = 0;
+	done(ctx, f);
 }
 
 static errcode_t make_lost_found(struct chk_ctx *ctx)
@@ -366,7 +383,22 @@ void chk_fix_dirs(struct chk_ctx *ctx)
 
 		if (f->fixed || !chk_may_fix(ctx, f->code))
 			continue;
+		if (f->code == E3P_CONN_ROOT_MISSING ||
+		    f->code == E3P_CONN_ROOT_NOT_DIR)
+			make_root(ctx, f);
+	}
+	for (i = 0; i < rep->n_findings; i++) {
+		struct e3_finding *f = &rep->findings[i];
+
+		if (f->fixed || !chk_may_fix(ctx, f->code))
+			continue;
 		if (f->code == E3P_CONN_NO_LOSTFOUND && !make_lost_found(ctx))
+			done(ctx, f);
+		/* as e2fsck: the entry goes, the inode it named is then
+		 * unattached and lands in the new directory next round */
+		if (f->code == E3P_CONN_LOSTFOUND_NOT_DIR &&
+		    !ext2fs_unlink(ctx->fs, EXT2_ROOT_INO, "lost+found", f->ino, 0) &&
+		    !make_lost_found(ctx))
 			done(ctx, f);
 	}
 	for (i = 0; i < rep->n_findings; i++) {

@@ -331,6 +331,13 @@ static void walk_file(struct chk_worker *w, ext2_ino_t ino,
 	if (st.runs.nblocks)
 		ctx->ist[ino] |= CI_HAS_BLOCKS;
 	account_layout(w, &st, st.runs.nblocks + (ea_ok ? 1 : 0));
+	/* e2fsck clears a directory with no block at all (no '.' to
+	 * mend); the entries naming it go with it. The root is pass 4's */
+	if (st.is_dir && check && !st.runs.nblocks && ino != EXT2_ROOT_INO &&
+	    !(ctx->ist[ino] & CI_BAD)) {
+		wadd(w, E3P_INO_DIR_EMPTY, ino);
+		ctx->ist[ino] |= CI_BAD;
+	}
 	if (check && !(ctx->ist[ino] & CI_BAD))
 		check_sizes(w, in, &st, ea_ok);
 	if (LINUX_S_ISLNK(in->i_mode) && valid && check) {
@@ -358,6 +365,21 @@ static void check_special(struct chk_worker *w, ext2_ino_t ino,
 	if (!LINUX_S_ISLNK(in->i_mode) && EXT2_I_SIZE(in) &&
 	    (f = wadd(w, E3P_INO_SPECIAL_SIZE, ino)))
 		f->num = EXT2_I_SIZE(in);
+	/* no data blocks: i_blocks counts the EA block at most (with one,
+	 * walk_file's EA check owns the count); clearing the size alone
+	 * left e2fsck an i_blocks to fix */
+	if (!in->i_file_acl && in->i_blocks &&
+	    (f = wadd(w, E3P_INO_I_BLOCKS, ino))) {
+		f->num = in->i_blocks;
+		f->num2 = 0;
+	}
+	/* e2fsck clears immutable and append-only on devices, sockets,
+	 * fifos and symlinks (no data a flag could protect) */
+	if ((in->i_flags & (EXT2_IMMUTABLE_FL | EXT2_APPEND_FL)) &&
+	    (f = wadd(w, E3P_INO_FLAG, ino))) {
+		f->num = in->i_flags & (EXT2_IMMUTABLE_FL | EXT2_APPEND_FL);
+		f->name = strdup("immutable or append-only (special file)");
+	}
 	if (LINUX_S_ISLNK(in->i_mode)) {	/* fast symlink */
 		uint64_t size = EXT2_I_SIZE(in);
 
@@ -485,6 +507,9 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 		*ci |= CI_DIR;
 		if (in->i_flags & EXT2_INDEX_FL)
 			*ci |= CI_INDEX;
+		/* e2fsck: "Root inode has dtime set"; the fix clears it */
+		if (in->i_dtime)
+			wadd(w, E3P_INO_DTIME, ino);
 		walk_file(w, ino, in, 1);
 		return;
 	}
