@@ -347,3 +347,54 @@ garbage_dir_block() {
 	[ "$(debugfs -R 'ls /lost+found' "$R/lffile.img" 2>/dev/null)" = \
 	  "$(debugfs -R 'ls /lost+found' "$R/lffile.img.e2" 2>/dev/null)" ]
 }
+
+# ---- journals ----------------------------------------------------------------
+
+# old_style_image IMAGE: an ext2 image given a journal by tune2fs -j while
+# loop-mounted (an old-style /.journal in an ordinary inode), then
+# mounted as ext3 with data=journal, written to, synced, and copied while
+# still mounted: the copy has needs_recovery and committed transactions
+old_style_image() {
+	local img=$1 mnt=$R/mnt dev i
+	mkdir -p "$mnt"
+	mke2fs -q -F -t ext2 -b 1024 "$img.base" 16M >&2 || return 1
+	mount -o loop "$img.base" "$mnt" || return 1
+	dev=$(findmnt -n -o SOURCE "$mnt")
+	tune2fs -j "$dev" >&2
+	umount "$mnt" || return 1
+	[ "$(debugfs -R 'stat /.journal' "$img.base" 2>/dev/null | sed -n 's/^Inode: \([0-9]*\).*/\1/p')" = \
+	  "$(dumpe2fs -h "$img.base" 2>/dev/null | sed -n 's/^Journal inode: *//p')" ] || return 1
+	mount -o loop,data=journal "$img.base" "$mnt" || return 1
+	for i in $(seq 1 20); do echo "file $i" > "$mnt/f$i"; done
+	mkdir "$mnt/dir"
+	sync
+	cp "$img.base" "$img"
+	umount "$mnt" || return 1
+	dumpe2fs -h "$img" 2>/dev/null | grep -q needs_recovery || return 1
+}
+
+@test "an old-style journal (tune2fs -j on a mounted fs): -n clean as e2fsck, -y replays it and moves it to inode 8" {
+	require_root
+	local img=$R/oldj.img
+	old_style_image "$img"
+	# nothing pending: a valid filesystem, e2fsck -fn says clean too
+	run e3fsck -n "$img.base"
+	assert_status 0
+	assert_output_has "ordinary inode"
+	run e2fsck -fn "$img.base"
+	assert_status 0
+	cp "$img" "$img.e2"
+	run e3fsck -y "$img"
+	assert_status 1
+	assert_output_has "journal replayed"
+	assert_output_has "move it to inode 8"
+	assert_fsck_clean "$img"
+	e2fsck -fy "$img.e2" >/dev/null 2>&1 || [ $? -le 1 ]
+	# as e2fsck leaves it: inode 8, the backup, no /.journal, the files
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Journal inode: *8$'
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Journal backup: *inode blocks'
+	[ "$(root_names "$img")" = "$(root_names "$img.e2")" ]
+	refute_match "$(root_names "$img")" '\.journal'
+	assert_img_cat "$img" /f20 "file 20"
+	[ "$(used_inodes "$img")" = "$(used_inodes "$img.e2")" ]
+}

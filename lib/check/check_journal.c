@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <et/com_err.h>
 #include <uuid/uuid.h>
@@ -26,7 +27,9 @@
 #define JBD_SB_V2 4
 #define JBD_MIN_BLOCKS 1024
 
-enum { JNL_OK = 0, JNL_PENDING, JNL_INVALID, JNL_UNSUPP };	/* chk_journal_state */
+/* chk_journal_state; JNL_MOVE: valid, nothing pending, but in an
+ * ordinary inode (an old-style journal, see move_journal) */
+enum { JNL_OK = 0, JNL_PENDING, JNL_INVALID, JNL_UNSUPP, JNL_MOVE };
 
 struct jsb {			/* the fields read here, big-endian on disk */
 	uint32_t magic, blocktype, sequence;
@@ -55,7 +58,8 @@ static int read_jsb_raw(struct chk_ctx *ctx, struct ext2_inode *in,
 	const uint32_t *w = (const uint32_t *)raw;
 	int i;
 
-	if (ext2fs_bmap2(ctx->fs, EXT2_JOURNAL_INO, in, NULL, 0, 0, NULL, &pblk) ||
+	if (ext2fs_bmap2(ctx->fs, ctx->fs->super->s_journal_inum, in, NULL, 0,
+			 0, NULL, &pblk) ||
 	    !pblk || pblk >= ctx->nblocks)
 		return -1;
 	if (chk_read_block(ctx, ctx->fd, pblk, raw))
@@ -127,6 +131,7 @@ static int chk_journal_state(struct chk_ctx *ctx)
 	struct e3_finding *f;
 	struct jsb j;
 	uint64_t size;
+	ext2_ino_t jino = sb->s_journal_inum;
 	int st;
 
 	if (!ext2fs_has_feature_journal(sb))
@@ -135,8 +140,12 @@ static int chk_journal_state(struct chk_ctx *ctx)
 		chk_add(ctx, NULL, E3P_JNL_EXTERNAL);
 		return 0;
 	}
-	if (sb->s_journal_inum != EXT2_JOURNAL_INO ||
-	    ext2fs_read_inode(ctx->fs, EXT2_JOURNAL_INO, &in))
+	/* inode 8, or an ordinary inode: what tune2fs -j on a mounted
+	 * filesystem makes (a visible /.journal), replayed through it and
+	 * then moved, as e2fsck does */
+	if ((jino != EXT2_JOURNAL_INO &&
+	     (jino < EXT2_FIRST_INO(sb) || jino > ctx->ninodes)) ||
+	    ext2fs_read_inode(ctx->fs, jino, &in))
 		return jbad(ctx, E3P_JNL_INODE_BAD, "journal inode number");
 	size = EXT2_I_SIZE(&in);
 	if (!LINUX_S_ISREG(in.i_mode) || !in.i_links_count)
@@ -165,7 +174,54 @@ static int chk_journal_state(struct chk_ctx *ctx)
 		}
 		return JNL_PENDING;
 	}
-	return JNL_OK;
+	return jino == EXT2_JOURNAL_INO ? JNL_OK : JNL_MOVE;
+}
+
+/* The old-style journal in ordinary inode jino becomes inode 8's, as
+ * e2fsck moves it: inode 8 takes its map and size, the root's
+ * ".journal" entry naming it goes, jino is freed, and the superblock
+ * names inode 8 and keeps the backup of its map. The blocks never move;
+ * they change owner, so the block bitmap stays right. */
+static errcode_t move_journal(struct chk_ctx *ctx)
+{
+	ext2_filsys fs = ctx->fs;
+	struct ext2_super_block *sb = fs->super;
+	ext2_ino_t jino = sb->s_journal_inum, named = 0;
+	struct ext2_inode in, gone;
+	errcode_t err;
+
+	err = ext2fs_read_inode(fs, jino, &in);
+	if (!err && (!fs->inode_map || !fs->block_map))
+		err = ext2fs_read_bitmaps(fs);
+	if (err)
+		return err;
+	if (!ext2fs_lookup(fs, EXT2_ROOT_INO, ".journal", 8, NULL, &named) &&
+	    named == jino) {
+		err = ext2fs_unlink(fs, EXT2_ROOT_INO, ".journal", jino, 0);
+		if (err)
+			return err;
+	}
+	in.i_mode = LINUX_S_IFREG | 0600;
+	in.i_links_count = 1;
+	in.i_dtime = 0;
+	err = chk_zero_journal_inode(ctx);	/* no stale large fields */
+	if (!err)
+		err = ext2fs_write_inode(fs, EXT2_JOURNAL_INO, &in);
+	if (err)
+		return err;
+	memset(&gone, 0, sizeof(gone));
+	gone.i_dtime = (uint32_t)(fs->now ? fs->now : time(NULL));
+	err = ext2fs_write_inode(fs, jino, &gone);
+	if (err)
+		return err;
+	ext2fs_inode_alloc_stats2(fs, jino, -1, 0);
+	sb->s_journal_inum = EXT2_JOURNAL_INO;
+	memcpy(sb->s_jnl_blocks, in.i_block, sizeof(in.i_block));
+	sb->s_jnl_blocks[15] = in.i_size_high;
+	sb->s_jnl_blocks[16] = in.i_size;
+	sb->s_jnl_backup_type = EXT3_JNL_BACKUP_BLOCKS;
+	ext2fs_mark_super_dirty(fs);
+	return 0;
 }
 
 struct mapped {
@@ -416,6 +472,9 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 
 	chk_progress(ctx, 7, 0, 1);
 	st = chk_journal_state(ctx);
+	if (st == JNL_MOVE &&
+	    (f = chk_add(ctx, NULL, E3P_JNL_OLD_STYLE)))
+		f->ino = ctx->fs->super->s_journal_inum;
 	if (st == JNL_OK || !rep->n_findings)
 		goto out;
 	f = &rep->findings[rep->n_findings - 1];
@@ -430,6 +489,14 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 	if (st == JNL_INVALID) {
 		ctx->jnl_blocks = old_size(ctx);
 		ctx->jnl_clear = 1;
+		goto out;
+	}
+	if (st == JNL_MOVE) {
+		err = move_journal(ctx);
+		if (err)
+			return err;
+		f->fixed = 1;
+		ctx->changed++;		/* the next round checks the result */
 		goto out;
 	}
 	memset(&rr, 0, sizeof(rr));

@@ -109,6 +109,7 @@ int chk_finding_is_error(const struct e3_finding *f)
 	 * journal not recreated leaves a valid filesystem without one */
 	return !f->fixed && p && p->pass != 8 && f->code != E3P_JNL_EXTERNAL &&
 	       f->code != E3P_JNL_NOT_RECREATED &&
+	       f->code != E3P_JNL_OLD_STYLE &&	/* valid: e2fsck -n is clean */
 	       f->code != E3P_DIR_SET_FILETYPE &&
 	       f->code != E3P_SB_ERROR_STATE;
 }
