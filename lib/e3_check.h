@@ -53,6 +53,7 @@ struct e3_check_opts {
 	blk64_t superblock;		/* -b: backup superblock, 0 = primary */
 	unsigned blocksize;		/* with -b: 0 = try 1024..4096 */
 	int threads;			/* inode-table scan workers, 0 = auto */
+	const char *journal_dev;	/* -j: an external journal, or NULL */
 	int layout;			/* compute layout figures (pass 8) */
 	/* gates; negative = off */
 	double max_noncontig;		/* percent, as e2fsck's summary */

@@ -398,3 +398,69 @@ old_style_image() {
 	assert_img_cat "$img" /f20 "file 20"
 	[ "$(used_inodes "$img")" = "$(used_inodes "$img.e2")" ]
 }
+
+@test "an external journal (mke2fs -O journal_dev, -J device=) is replayed with -j, as e2fsck -j replays it" {
+	require_root
+	local img=$R/ext.img jdev=$R/ext.jnl mnt=$R/mnt jl fl i
+	mkdir -p "$mnt"
+	mke2fs -q -F -O journal_dev -b 1024 "$jdev" 4M >&2
+	jl=$(losetup -f --show "$jdev")
+	mke2fs -q -F -t ext3 -b 1024 -J device="$jl" "$img.base" 16M >&2 ||
+		{ losetup -d "$jl"; false; }
+	fl=$(losetup -f --show "$img.base")
+	if ! mount -t ext3 -o data=journal,journal_path="$jl" "$fl" "$mnt"; then
+		losetup -d "$fl"; losetup -d "$jl"
+		false
+	fi
+	for i in $(seq 1 20); do echo "file $i" > "$mnt/f$i"; done
+	sync
+	# copies while mounted: a filesystem that needs recovery and its log
+	cp "$img.base" "$img"
+	cp "$jdev" "$jdev.dirty"
+	umount "$mnt"
+	losetup -d "$fl"
+	losetup -d "$jl"
+	dumpe2fs -h "$img" 2>/dev/null | grep -q needs_recovery
+	cp "$img" "$img.e2"
+	cp "$jdev.dirty" "$jdev.e2"
+	cp "$jdev.dirty" "$jdev.e3"
+	# without -j: never touched, as before
+	run e3fsck -n "$img"
+	assert_output_has "external journal"
+	run e3fsck -n -j "$jdev.e3" "$img"
+	assert_status 4
+	assert_output_has "journal needs recovery"
+	run e3fsck -y -j "$jdev.e3" "$img"
+	assert_status 1
+	assert_output_has "journal replayed"
+	run e2fsck -fy -j "$jdev.e2" "$img.e2"
+	[ "$status" -le 1 ]
+	run e2fsck -fn -j "$jdev.e3" "$img"
+	assert_status 0
+	refute_match "$(dumpe2fs -h "$img" 2>/dev/null | grep features)" needs_recovery
+	[ "$(root_names "$img")" = "$(root_names "$img.e2")" ]
+	assert_img_cat "$img" /f20 "file 20"
+	# the logs end alike: empty, the same next sequence
+	[ "$(dumpe2fs -h "$jdev.e3" 2>/dev/null | grep -E '^Journal (start|sequence)')" = \
+	  "$(dumpe2fs -h "$jdev.e2" 2>/dev/null | grep -E '^Journal (start|sequence)')" ]
+	# a journal device of another filesystem is refused, untouched
+	mke2fs -q -F -O journal_dev -b 1024 "$jdev.other" 4M >&2
+	cp "$jdev.other" "$jdev.other.orig"
+	run e3fsck -y -j "$jdev.other" "$img"
+	assert_output_has "external journal"
+	cmp "$jdev.other" "$jdev.other.orig"
+}
+
+@test "--jobs N sets the scan workers; -j takes a journal, as in e2fsck" {
+	on_cbase jobs
+	run e3fsck -n --jobs 2 "$R/jobs.img"
+	assert_status 0
+	run e3fsck -n --jobs 9 "$R/jobs.img"
+	assert_status 16
+	assert_output_has "bad value for --jobs: '9'"
+	# a filesystem with an internal journal does not use -j's file
+	run e3fsck -n -j "$R/jobs.img" "$R/base.img"
+	assert_status 0
+	run e3fsck --help
+	assert_output_has "--jobs N"
+}

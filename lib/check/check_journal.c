@@ -122,6 +122,58 @@ static int map_bad(struct chk_ctx *ctx)
 	return err == E3_JOURNAL_MAP_BAD;
 }
 
+/* The external journal -j names, opened for reading (or for the replay
+ * with rw); 0 and *jio set, or the error. */
+static errcode_t open_ext(struct chk_ctx *ctx, int rw, io_channel *jio)
+{
+	return unix_io_manager->open(ctx->opts.journal_dev,
+				     rw ? IO_FLAG_RW | IO_FLAG_EXCLUSIVE : 0, jio);
+}
+
+/* An external journal given with -j: its device's superblock and the
+ * journal superblock judged as jbd2_log_open_dev does (the filesystem's
+ * journal UUID, block size, fields); JNL_PENDING when needs_recovery is
+ * set. A journal that fails is reported and never touched: it is not
+ * ours to clear, and the filesystem's journal fields stay. */
+static int ext_state(struct chk_ctx *ctx)
+{
+	struct ext2_super_block *sb = ctx->fs->super;
+	struct jbd2_log log;
+	struct e3_finding *f;
+	io_channel jio;
+	char why[200];
+	uint32_t start, seq;
+	errcode_t err = open_ext(ctx, 0, &jio);
+
+	if (!err) {
+		err = jbd2_log_open_dev(ctx->fs, jio, JBD2_LOG_READ, &log);
+		io_channel_close(jio);
+	}
+	if (err) {
+		snprintf(why, sizeof(why), "external journal %s: %s",
+			 ctx->opts.journal_dev, error_message(err));
+		jbad(ctx, E3P_JNL_UNSUPPORTED, why);
+		return 0;
+	}
+	start = jbd2_get32(log.jsb->s_start);
+	seq = jbd2_get32(log.jsb->s_sequence);
+	jbd2_log_close(&log);
+	if (ext2fs_has_feature_journal_needs_recovery(sb) || start) {
+		if ((f = chk_add(ctx, NULL, ext2fs_has_feature_journal_needs_recovery(sb) ?
+				 E3P_JNL_PENDING : E3P_JNL_DATA_NO_RECOVER))) {
+			f->num = start;
+			f->num2 = seq;
+		}
+		return JNL_PENDING;
+	}
+	return JNL_OK;
+}
+
+static int is_external(const struct ext2_super_block *sb)
+{
+	return !uuid_is_null(sb->s_journal_uuid) || sb->s_journal_dev;
+}
+
 /* JNL_PENDING when a replay is pending, JNL_INVALID when the internal
  * journal is invalid (both reported), else JNL_OK. */
 static int chk_journal_state(struct chk_ctx *ctx)
@@ -136,7 +188,9 @@ static int chk_journal_state(struct chk_ctx *ctx)
 
 	if (!ext2fs_has_feature_journal(sb))
 		return 0;
-	if (!uuid_is_null(sb->s_journal_uuid) || sb->s_journal_dev) {
+	if (is_external(sb)) {
+		if (ctx->opts.journal_dev)
+			return ext_state(ctx);
 		chk_add(ctx, NULL, E3P_JNL_EXTERNAL);
 		return 0;
 	}
@@ -500,7 +554,19 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 		goto out;
 	}
 	memset(&rr, 0, sizeof(rr));
-	err = e3_journal_replay(ctx->fs, &rr);
+	if (is_external(ctx->fs->super) && ctx->opts.journal_dev) {
+		io_channel jio;
+
+		err = open_ext(ctx, 1, &jio);
+		if (err) {
+			rep->journal_pending = 1;
+			return err;
+		}
+		err = e3_journal_replay_dev(ctx->fs, jio, &rr);
+		io_channel_close(jio);
+	} else {
+		err = e3_journal_replay(ctx->fs, &rr);
+	}
 	/* a corrupt transaction, or a log that claims more than the journal
 	 * holds: the replay still wrote what was committed before it, emptied
 	 * the log and marked the filesystem for a check, which the next
