@@ -428,7 +428,7 @@ errcode_t e3_dir_unlink_at(ext2_filsys fs, ext2_ino_t dir, blk64_t lblk,
 		struct ext2_dir_entry *de = (void *)(buf + off);
 		unsigned nlen = ext2fs_dirent_name_len(de);
 
-		if (ext2fs_get_rec_len(fs, de, &rec) || rec < 8 ||
+		if (ext2fs_get_rec_len(fs, de, &rec) || rec < 8 || rec % 4 ||
 		    off + rec > fs->blocksize || 8 + nlen > rec) {
 			err = EXT2_ET_DIR_CORRUPTED;
 			break;
