@@ -282,6 +282,17 @@ garbage_dir_block() {
 	repaired_like_e2fsck "$R/flags.img"
 }
 
+@test "repair parity: a short file whose mode says symlink is an invalid fast symlink, as e2fsck 1.47 judges it" {
+	# 3 bytes ("42\n"); its block number's bytes, read as text, end sooner
+	on_cbase symmode 'sif /d/h42 mode 0120644'
+	run e3fsck -n "$R/symmode.img"
+	assert_status 4
+	assert_output_has "symlink"
+	run e2fsck -fn "$R/symmode.img"
+	assert_output_has "is invalid"
+	repaired_like_e2fsck "$R/symmode.img"
+}
+
 @test "repair parity: a fifo's size and i_blocks both cleared" {
 	on_cbase fifo 'sif /fifo size 100' 'sif /fifo blocks 2'
 	repaired_like_e2fsck "$R/fifo.img"
