@@ -20,20 +20,73 @@
 # Images: with --all (the default without --image), four bases — 1 KiB
 # and 4 KiB blocks, ext2 and ext3, with files, an htree directory,
 # symlinks, a FIFO, devices and EAs — used in turn.
-#   bench/fsck_diff.sh [--cases N] [--seed S] [--image IMG] [--dir DIR]
+# With --repair, every case where both find errors is also repaired by
+# each tool on its own copy (e3fsck -y, e2fsck -fy): "unclean" = e2fsck
+# -fn still finds errors after e3fsck -y; "deleted more" = fewer inodes
+# in use after e3fsck -y than after e2fsck -fy. The repair functions
+# are apart from the verdict loop (repair_* below).
+#   bench/fsck_diff.sh [--cases N] [--seed S] [--image IMG] [--dir DIR] [--repair]
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=/sbin:/usr/sbin:$PATH
-cases=200 seed=1 image= dir=/tmp/fsck-diff
+cases=200 seed=1 image= dir=/tmp/fsck-diff repair=0
 while [ $# -gt 0 ]; do
 	case $1 in
+	--repair) repair=1; shift ;;
 	--cases) cases=$2; shift 2 ;;
 	--seed) seed=$2; shift 2 ;;
 	--image) image=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
-	*) echo "usage: $0 [--cases N] [--seed S] [--image IMG] [--dir DIR]" >&2; exit 16 ;;
+	*) echo "usage: $0 [--cases N] [--seed S] [--image IMG] [--dir DIR] [--repair]" >&2; exit 16 ;;
 	esac
 done
+
+# ---- repairs (--repair) ------------------------------------------------------
+repaired=0 clean_after=0 deleted_more=0 e3_deleted=0 e2_deleted=0 hangs=0
+
+# repair_used IMAGE: inodes in use by e2fsck -fn's summary ("" if none)
+repair_used() {
+	e2fsck -fn "$1" 2>/dev/null | tail -1 | sed -n 's|^[^:]*: \([0-9]*\)/.*|\1|p'
+}
+
+# repair_case IMAGE N: both tools repair a copy; counts and keeps the
+# images of every exception
+repair_case() {
+	local img=$1 n=$2 r3 ra u0 u3 u2
+	cp "$img" "$dir/r3.img"
+	cp "$img" "$dir/r2.img"
+	u0=$(repair_used "$img")
+	timeout 60 "${E3FSCK:-$top/misc/e3fsck}" -y "$dir/r3.img" >"$dir/r3.out" 2>&1; r3=$?
+	e2fsck -fy "$dir/r2.img" >/dev/null 2>&1
+	repaired=$((repaired + 1))
+	if [ $r3 -eq 124 ]; then
+		hangs=$((hangs + 1)); cp "$img" "$dir/hang-$n.img"
+		echo "hang $n"
+		return
+	fi
+	e2fsck -fn "$dir/r3.img" >"$dir/ra.out" 2>&1; ra=$?
+	if [ $ra -eq 0 ]; then
+		clean_after=$((clean_after + 1))
+	else
+		cp "$img" "$dir/unclean-$n.img"
+		echo "unclean $n (e3fsck -y $r3): $(grep -v '^Pass\|^e2fsck\|^$' "$dir/ra.out" | head -1)"
+	fi
+	u3=$(repair_used "$dir/r3.img")
+	u2=$(repair_used "$dir/r2.img")
+	[ -n "$u0" ] && [ -n "$u3" ] && [ -n "$u2" ] || return
+	[ "$u3" -lt "$u0" ] && e3_deleted=$((e3_deleted + u0 - u3))
+	[ "$u2" -lt "$u0" ] && e2_deleted=$((e2_deleted + u0 - u2))
+	if [ "$u3" -lt "$u2" ]; then
+		deleted_more=$((deleted_more + 1)); cp "$img" "$dir/deleted-$n.img"
+		echo "deleted more $n: $((u2 - u3)) inodes more than e2fsck -fy"
+	fi
+}
+
+repair_summary() {
+	local pct=100
+	[ "$repaired" -gt 0 ] && pct=$(awk -v c="$clean_after" -v n="$repaired" 'BEGIN { printf "%.1f", 100 * c / n }')
+	echo "repaired $repaired clean-after $clean_after ($pct%) deleted-more $deleted_more hangs $hangs inodes-deleted e3fsck $e3_deleted e2fsck $e2_deleted"
+}
 mkdir -p "$dir"
 e3fsck=${E3FSCK:-$top/misc/e3fsck}
 
@@ -193,6 +246,8 @@ PY
 	fi
 	# a running tally, so a sweep cut short still says where it stood
 	[ $((i % 50)) -ne 0 ] || echo "# after $i: agree $agree missed $missed extra $extra other $other"
+	[ $repair = 1 ] && [ "$a" = errors ] && [ "$b" = errors ] &&
+		repair_case "$dir/c.img" "$i"
 	if [ "$a" = "$b" ]; then
 		agree=$((agree + 1))
 		continue
@@ -215,3 +270,5 @@ for k in "${!kinds_n[@]}"; do
 	echo "  $k: ${kinds_n[$k]} cases, ${kinds_bad[$k]:-0} disagree"
 done
 awk -v a="$agree" -v n="$cases" 'BEGIN { printf "verdict agreement %.1f%%\n", 100 * a / n }'
+[ $repair = 1 ] && repair_summary
+exit 0

@@ -53,6 +53,7 @@ struct e3_check_opts {
 	blk64_t superblock;		/* -b: backup superblock, 0 = primary */
 	unsigned blocksize;		/* with -b: 0 = try 1024..4096 */
 	int threads;			/* inode-table scan workers, 0 = auto */
+	const char *journal_dev;	/* -j: an external journal, or NULL */
 	int layout;			/* compute layout figures (pass 8) */
 	/* gates; negative = off */
 	double max_noncontig;		/* percent, as e2fsck's summary */
@@ -237,6 +238,7 @@ enum e3_problem_code {
 	E3P_BB_ILLEGAL,			/* the bad-block list names a block
 					   outside the filesystem */
 	E3P_BB_METADATA,		/* ... or group metadata */
+	E3P_INO_DIR_EMPTY,		/* a directory without a block */
 	/* pass 3: directories */
 	E3P_DIR_BAD_REC_LEN = 300,
 	E3P_DIR_BAD_NAME_LEN,
@@ -261,6 +263,7 @@ enum e3_problem_code {
 	E3P_HTREE_HASH,
 	E3P_HTREE_UNREF,
 	E3P_DIR_SET_FILETYPE,
+	E3P_DIR_DOT_NUL,		/* '.' or '..' not NUL-terminated */
 	/* pass 4: connectivity */
 	E3P_CONN_UNREACHABLE = 400,
 	E3P_CONN_DOTDOT,
@@ -292,6 +295,7 @@ enum e3_problem_code {
 	E3P_JNL_RECREATED,		/* after an invalid one was cleared */
 	E3P_JNL_NOT_RECREATED,
 	E3P_JNL_REPLAY_STOPPED,		/* at a corrupt transaction */
+	E3P_JNL_OLD_STYLE,		/* in an ordinary inode, not inode 8 */
 	/* pass 8: layout gates */
 	E3P_LAYOUT_NONCONTIG = 800,
 	E3P_LAYOUT_RUNS,

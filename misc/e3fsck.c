@@ -23,7 +23,8 @@ struct args {
 static void usage(FILE *to)
 {
 	fprintf(to,
-"usage: %s [-n|-p|-a|-y] [-f] [-v] [-b SUPERBLOCK] [-B BLOCKSIZE] [-j THREADS]\n"
+"usage: %s [-n|-p|-a|-y] [-f] [-v] [-b SUPERBLOCK] [-B BLOCKSIZE]\n"
+"       [-j EXTERNAL_JOURNAL] [--jobs N]\n"
 "       [--layout] [--json] [--max-noncontig PCT] [--max-runs N]\n"
 "       [--max-excess-runs N] [--worst N] [--force-read] IMAGE\n"
 "  -n  check only, never write (the default)\n"
@@ -31,12 +32,14 @@ static void usage(FILE *to)
 "  -p  replay the journal and fix what is safe without asking (-a: same)\n"
 "  -y  fix everything that can be fixed\n"
 "  -f  accepted for compatibility (every run is a full check)\n"
+"  -j  the external journal's device or image (as e2fsck's -j)\n"
+"  --jobs N  inode-table scan workers, 1 to 8 (default: up to 2)\n"
 "exit: 0 clean, 1 fixed, 4 errors left, 8 operational error, 16 usage,\n"
 "      64 a layout gate failed (bits are ORed)\n", tool_name());
 }
 
 enum { OPT_LAYOUT = 256, OPT_JSON, OPT_NONCONTIG, OPT_RUNS, OPT_EXCESS,
-       OPT_WORST, OPT_FORCE_READ };
+       OPT_WORST, OPT_FORCE_READ, OPT_JOBS };
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -48,6 +51,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "max-excess-runs", required_argument, NULL, OPT_EXCESS },
 		{ "worst", required_argument, NULL, OPT_WORST },
 		{ "force-read", no_argument, NULL, OPT_FORCE_READ },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -77,7 +81,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 				goto bad;
 			a->o.blocksize = v;
 			break;
-		case 'j':
+		case 'j':	/* e2fsck's meaning: the journal's device */
+			a->o.journal_dev = optarg;
+			break;
+		case OPT_JOBS:
 			if (parse_uint(optarg, 1, 8, &v))
 				goto bad;
 			a->o.threads = v;
@@ -122,7 +129,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->o.layout = 1;
 	return 0;
 bad:
-	tool_usage_error("bad value for -%c: '%s'", c < 256 ? c : '-', optarg);
+	if (c == OPT_JOBS)
+		tool_usage_error("bad value for --jobs: '%s'", optarg);
+	else
+		tool_usage_error("bad value for -%c: '%s'", c < 256 ? c : '-', optarg);
 	return -1;
 }
 

@@ -225,6 +225,13 @@ void chk_mark_state(struct chk_ctx *ctx);
  * layout gate). check_main.c */
 int chk_finding_is_error(const struct e3_finding *f);
 void chk_fix_dirs(struct chk_ctx *ctx);			/* check_fix_dirs.c */
+/* check_dirent.c: an entry breaking pass 3's rules, and its salvage in
+ * buf (prev: offset of the last sound entry, -1 if none); returns the
+ * offset to look at next */
+int chk_dirent_bad(ext2_filsys fs, const unsigned char *buf, unsigned off,
+		   unsigned len);
+unsigned chk_dirent_salvage(ext2_filsys fs, unsigned char *buf, unsigned off,
+			    int prev, unsigned len);
 
 /* pass 2's merge, EA blocks and owners of blocks claimed twice
  * (check_merge.c) */

@@ -171,14 +171,21 @@ static void check_dot(struct chk_ctx *ctx, struct dstate *ds, int idx,
 	if (idx == 0) {
 		if (nlen != 1 || de->name[0] != '.' || t != ds->ino)
 			dadd(ctx, E3P_DIR_MISSING_DOT, ds->ino, 0, NULL, 0);
-		else
-			chk_ref_inc(ctx, ds->ino);
+		else if (de->name[1])	/* inside its 12 bytes */
+			dadd(ctx, E3P_DIR_DOT_NUL, ds->ino, 0, ".", 1);
+		/* counted either way: the fix makes this entry name the
+		 * directory, so the link count pass 5 wants is the one after
+		 * it (else -y "fixes" the count down, then up, one round
+		 * each) */
+		chk_ref_inc(ctx, ds->ino);
 		return;
 	}
 	if (nlen != 2 || memcmp(de->name, "..", 2)) {
 		dadd(ctx, E3P_DIR_MISSING_DOTDOT, ds->ino, 0, NULL, 0);
 		return;
 	}
+	if (de->name[2])
+		dadd(ctx, E3P_DIR_DOT_NUL, ds->ino, 0, "..", 2);
 	if (chk_dir(ctx, ds->ino))
 		chk_dir(ctx, ds->ino)->dotdot = t;
 	if (t && t <= ctx->ninodes)
@@ -200,7 +207,18 @@ static void check_entry(struct chk_ctx *ctx, struct dstate *ds,
 		return;
 	}
 	if (memchr(name, '/', nlen) || memchr(name, 0, nlen)) {
-		dadd(ctx, E3P_DIR_BAD_NAME, ds->ino, de->inode, name, nlen);
+		/* the fix replaces each '/' and NUL by '.', as e2fsck does,
+		 * and keeps the entry: count it under its new name */
+		char fixed[256];
+		int i;
+
+		for (i = 0; i < nlen; i++)
+			fixed[i] = name[i] == '/' || !name[i] ? '.' : name[i];
+		dadd(ctx, E3P_DIR_BAD_NAME, ds->ino, de->inode, fixed, nlen);
+		name = fixed;
+		remember_name(ds, name, nlen);
+		if (check_target(ctx, ds, name, nlen, de->inode, ftype))
+			chk_ref_inc(ctx, de->inode);
 		return;
 	}
 	remember_name(ds, name, nlen);
@@ -208,12 +226,14 @@ static void check_entry(struct chk_ctx *ctx, struct dstate *ds,
 		chk_ref_inc(ctx, de->inode);
 }
 
-/* One block of entries: stops at the first structural error (the fix
- * salvages the block). */
+/* One block of entries. A broken entry is reported and salvaged in this
+ * private copy as the fix will salvage it on disk (check_dirent.c), and
+ * the walk goes on, so the entries after it are counted as named. */
 static void check_block(struct chk_ctx *ctx, struct dstate *ds,
 			const struct chk_dblk *db)
 {
-	unsigned off = 0, idx = 0;
+	unsigned off = 0, idx = 0, guard = 0;
+	int prev = -1;
 	unsigned char *buf = ds->buf;
 	struct e3_finding *f;
 
@@ -223,31 +243,37 @@ static void check_block(struct chk_ctx *ctx, struct dstate *ds,
 		struct ext2_dir_entry *de = (void *)(buf + off);
 		unsigned rec_len, nlen, ftype;
 
-		if (off + 8 > ctx->bs || ext2fs_get_rec_len(ctx->fs, de, &rec_len) ||
-		    rec_len < 8 || rec_len % 4 || off + rec_len > ctx->bs) {
-			if ((f = dadd(ctx, E3P_DIR_BAD_REC_LEN, ds->ino, 0, NULL, 0))) {
+		if (chk_dirent_bad(ctx->fs, buf, off, ctx->bs)) {
+			int code = E3P_DIR_BAD_REC_LEN;
+
+			if (ctx->bs - off >= 8 &&
+			    !ext2fs_get_rec_len(ctx->fs, de, &rec_len) &&
+			    rec_len >= 12 && rec_len % 4 == 0 &&
+			    off + rec_len <= ctx->bs)
+				code = E3P_DIR_BAD_NAME_LEN;
+			if ((f = dadd(ctx, code, ds->ino, 0, NULL, 0))) {
 				f->num = db->lblk;
 				f->num2 = off;
 			}
-			return;
+			/* each salvage step shortens what is left or moves
+			 * on; the guard only bounds a bug */
+			if (++guard > ctx->bs)
+				return;
+			off = chk_dirent_salvage(ctx->fs, buf, off, prev, ctx->bs);
+			continue;
 		}
+		ext2fs_get_rec_len(ctx->fs, de, &rec_len);
 		nlen = ext2fs_dirent_name_len(de);
 		ftype = ext2fs_dirent_file_type(de);
 		if (!ext2fs_has_feature_filetype(ctx->fs->super) && ftype) {
 			nlen = de->name_len;	/* 16-bit name length */
 			ftype = 0;
 		}
-		if (8 + nlen > rec_len) {
-			if ((f = dadd(ctx, E3P_DIR_BAD_NAME_LEN, ds->ino, 0, NULL, 0))) {
-				f->num = db->lblk;
-				f->num2 = off;
-			}
-			return;
-		}
 		if (db->lblk == 0 && idx < 2)
 			check_dot(ctx, ds, idx, de, nlen);
 		else if (de->inode)
 			check_entry(ctx, ds, de, nlen, ftype);
+		prev = off;
 		off += rec_len;
 		idx++;
 	}
@@ -286,11 +312,15 @@ struct dx_blk {
 };
 
 /* Checks one index node's limit, count and order, and records its
- * children's ranges as e2fsck's parse_int_node does (entry 0 starts at 0,
- * the last ends at 0xfffffffe, the low bit of each hash is a collision
- * flag); returns 0 if sane. */
+ * children's ranges (the low bit of each hash is a collision flag). The
+ * node's own range [lo, hi], which its parent's keys give, bounds its
+ * first and last child: a key in the root raised past the hashes of the
+ * leaves below it is then caught at those leaves, as e2fsck's "bad min
+ * hash" (it carries each first child's lowest hash up to the parent).
+ * For the root, lo is 0 and hi 0xfffffffe. Returns 0 if sane. */
 static int check_dx_node(struct chk_ctx *ctx, ext2_ino_t dir, uint32_t lblk,
 			 const unsigned char *p, unsigned room, uint32_t nblk,
+			 uint32_t lo, uint32_t hi,
 			 struct dx_blk *dx, uint32_t *children, unsigned *nchild)
 {
 	const struct dx_countlimit_ *cl = (const void *)p;
@@ -310,6 +340,8 @@ static int check_dx_node(struct chk_ctx *ctx, ext2_ino_t dir, uint32_t lblk,
 	for (i = 0; i < count; i++) {
 		uint32_t b = ext2fs_le32_to_cpu(e[i].block) & 0x0ffffff;
 		uint32_t h = i ? ext2fs_le32_to_cpu(e[i].hash) & ~1u : 0;
+		uint32_t next = i + 1 < count ?
+			ext2fs_le32_to_cpu(e[i + 1].hash) & ~1u : hi;
 
 		if (h < prev) {
 			htree_bad(ctx, dir, E3P_HTREE_ORDER, lblk, 0, NULL);
@@ -321,9 +353,10 @@ static int check_dx_node(struct chk_ctx *ctx, ext2_ino_t dir, uint32_t lblk,
 			return 1;
 		}
 		dx[b].refs++;
-		dx[b].lo = h;
-		dx[b].hi = i + 1 < count ?
-			ext2fs_le32_to_cpu(e[i + 1].hash) & ~1u : 0xfffffffe;
+		/* inside the node's own range too: a leaf whose hashes
+		 * fall outside it is where the bad key shows */
+		dx[b].lo = h > lo ? h : lo;
+		dx[b].hi = next < hi ? next : hi;
 		children[(*nchild)++] = b;
 	}
 	return 0;
@@ -349,30 +382,34 @@ static blk64_t dir_block(struct chk_ctx *ctx, size_t first, size_t n,
 }
 
 /* Every live entry of a leaf must hash into the range its index gives. */
-static void check_leaf(struct chk_ctx *ctx, struct dstate *ds, uint32_t lblk,
-		       blk64_t pblk, const struct dx_blk *dx, int version)
+static int check_leaf(struct chk_ctx *ctx, struct dstate *ds, uint32_t lblk,
+		      blk64_t pblk, const struct dx_blk *dx, int version)
 {
 	unsigned off = 0;
 
 	if (chk_read_block(ctx, ctx->fd, pblk, ds->buf2))
-		return;
+		return 0;
 	while (off + 8 <= ctx->bs) {
 		struct ext2_dir_entry *de = (void *)(ds->buf2 + off);
-		unsigned rec_len, nlen = ext2fs_dirent_name_len(de);
+		unsigned rec_len, nlen;
 		ext2_dirhash_t hash = 0;
 
-		if (ext2fs_get_rec_len(ctx->fs, de, &rec_len) || rec_len < 8 ||
-		    off + rec_len > ctx->bs || 8 + nlen > rec_len)
-			return;		/* reported by check_block */
+		/* a rec_len off the 4-byte grid would make the next read
+		 * misaligned: stop, check_block reports it */
+		if (chk_dirent_bad(ctx->fs, ds->buf2, off, ctx->bs))
+			return 0;
+		ext2fs_get_rec_len(ctx->fs, de, &rec_len);
+		nlen = ext2fs_dirent_name_len(de);
 		if (de->inode && nlen &&
 		    !ext2fs_dirhash2(version, de->name, nlen, NULL, 0,
 				     ctx->fs->super->s_hash_seed, &hash, NULL) &&
 		    (hash < dx->lo || hash > dx->hi)) {
 			htree_bad(ctx, ds->ino, E3P_HTREE_HASH, lblk, hash, NULL);
-			return;
+			return 1;
 		}
 		off += rec_len;
 	}
+	return 0;
 }
 
 /* The dx root sits in block 0 after '.' and '..'; with indirect_levels 1
@@ -411,8 +448,8 @@ static void check_htree(struct chk_ctx *ctx, struct dstate *ds, size_t first,
 	sub = malloc(sizeof(*sub) * (size_t)(bs / 8 + 1) * (bs / 8 + 1));
 	if (!dx || !children || !sub)
 		goto out;
-	if (check_dx_node(ctx, ds->ino, 0, p + 0x20, bs - 0x20, nblk, dx,
-			  children, &nchild))
+	if (check_dx_node(ctx, ds->ino, 0, p + 0x20, bs - 0x20, nblk, 0,
+			  0xfffffffe, dx, children, &nchild))
 		goto out;
 	for (i = 0; levels && i < nchild; i++) {
 		blk64_t b = dir_block(ctx, first, n, children[i]);
@@ -420,7 +457,8 @@ static void check_htree(struct chk_ctx *ctx, struct dstate *ds, size_t first,
 		dx[children[i]].node = 1;
 		if (!b || chk_read_block(ctx, ctx->fd, b, ds->buf2) ||
 		    check_dx_node(ctx, ds->ino, children[i], ds->buf2 + 8, bs - 8,
-				  nblk, dx, sub, &nsub))
+				  nblk, dx[children[i]].lo, dx[children[i]].hi,
+				  dx, sub, &nsub))
 			goto out;
 	}
 	for (i = 0; i < n; i++) {
@@ -432,7 +470,9 @@ static void check_htree(struct chk_ctx *ctx, struct dstate *ds, size_t first,
 			htree_bad(ctx, ds->ino, E3P_HTREE_UNREF, l, 0, NULL);
 			break;
 		}
-		check_leaf(ctx, ds, l, d[i].blk, &dx[l], version);
+		/* one leaf out of range is enough: the fix drops the index */
+		if (check_leaf(ctx, ds, l, d[i].blk, &dx[l], version))
+			break;
 	}
 out:
 	free(dx);

@@ -403,6 +403,7 @@ static void fix_inodes(struct chk_ctx *ctx)
 		case E3P_INO_BAD_MODE: case E3P_INO_TOO_MANY_BAD:
 		case E3P_INO_FAST_SYMLINK: case E3P_INO_DEVICE:
 		case E3P_INO_FLAGS_EXTENTS: case E3P_INO_BAD_SYMLINK_SIZE:
+		case E3P_INO_DIR_EMPTY:
 		case E3P_REF_UNATTACHED_EMPTY:
 			if (!clear_inode(ctx, f->ino))
 				done(ctx, f);

@@ -38,28 +38,47 @@ static void put_entry(unsigned char *at, ext2_ino_t ino, unsigned rec_len,
 	memcpy(de->name, name, nlen);
 }
 
-/* A block whose entries cannot be parsed becomes empty ('.' and '..'
- * only, for block 0); the inodes it named are reconnected later. */
+/* The block's broken entries salvaged as pass 3 salvaged its copy
+ * (check_dirent.c): the entries after a broken one stay. Every finding on
+ * the same block is settled by the one write. */
 static void salvage(struct chk_ctx *ctx, struct e3_finding *f)
 {
+	struct e3_check_report *rep = ctx->rep;
 	ext2_filsys fs = ctx->fs;
-	int ft = ext2fs_has_feature_filetype(fs->super) ? EXT2_FT_DIR : 0;
 	unsigned char *buf;
+	unsigned off = 0, guard = 0, rec_len;
+	int prev = -1;
 	blk64_t pblk = 0;
+	size_t i;
 
 	if (ext2fs_bmap2(fs, f->ino, NULL, NULL, 0, f->num, NULL, &pblk) || !pblk)
 		return;
-	buf = calloc(1, ctx->bs);
+	buf = malloc(ctx->bs);
 	if (!buf)
 		return;
-	if (f->num == 0) {
-		put_entry(buf, f->ino, 12, ".", 1, ft);
-		put_entry(buf + 12, parent_of(ctx, f->ino), ctx->bs - 12, "..", 2, ft);
-	} else {
-		put_entry(buf, 0, ctx->bs, "", 0, 0);
+	if (io_channel_read_blk64(fs->io, pblk, 1, buf))
+		goto out;
+	while (off < ctx->bs && guard <= ctx->bs) {
+		if (chk_dirent_bad(fs, buf, off, ctx->bs)) {
+			off = chk_dirent_salvage(fs, buf, off, prev, ctx->bs);
+			guard++;
+			continue;
+		}
+		ext2fs_get_rec_len(fs, (struct ext2_dir_entry *)(buf + off), &rec_len);
+		prev = off;
+		off += rec_len;
 	}
-	if (!io_channel_write_blk64(fs->io, pblk, 1, buf))
-		done(ctx, f);
+	if (guard > ctx->bs || io_channel_write_blk64(fs->io, pblk, 1, buf))
+		goto out;
+	for (i = 0; i < rep->n_findings; i++) {
+		struct e3_finding *g = &rep->findings[i];
+
+		if (!g->fixed && g->ino == f->ino && g->num == f->num &&
+		    (g->code == E3P_DIR_BAD_REC_LEN ||
+		     g->code == E3P_DIR_BAD_NAME_LEN))
+			done(ctx, g);
+	}
+out:
 	free(buf);
 }
 
@@ -116,10 +135,11 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 	struct chk_ctx *ctx = df->ctx;
 	int nlen = ext2fs_dirent_name_len(de), ft = ext2fs_dirent_file_type(de);
 	int has_ft = ext2fs_has_feature_filetype(ctx->fs->super);
+	int changed = 0;
 
-	(void)dir; (void)offset; (void)blocksize; (void)buf;
+	(void)dir; (void)buf;
 	if (entry == DIRENT_DOT_FILE || entry == DIRENT_DOT_DOT_FILE) {
-		int want = has_ft ? EXT2_FT_DIR : 0, changed = 0;
+		int want = has_ft ? EXT2_FT_DIR : 0;
 
 		if (ft != want) {
 			ext2fs_dirent_set_file_type(de, want);
@@ -129,10 +149,25 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 			return changed;
 	}
 	if (entry == DIRENT_DOT_FILE) {
+		unsigned rec_len = 0;
+
 		de->inode = df->dir;
 		ext2fs_dirent_set_name_len(de, 1);
 		ext2fs_dirent_set_file_type(de, has_ft ? EXT2_FT_DIR : 0);
 		de->name[0] = '.';
+		de->name[1] = de->name[2] = de->name[3] = 0;
+		/* a '.' spanning the block leaves no room for '..': split
+		 * it, the new record becomes '..' next (dir_iterate reads a
+		 * changed rec_len again) */
+		if (!ext2fs_get_rec_len(ctx->fs, de, &rec_len) &&
+		    rec_len >= 24 && offset + rec_len <= (unsigned)blocksize) {
+			struct ext2_dir_entry *n = (void *)((char *)de + 12);
+
+			memset(n, 0, 8);
+			ext2fs_set_rec_len(ctx->fs, rec_len - 12, n);
+			ext2fs_set_rec_len(ctx->fs, 12, de);
+			df->fix_dotdot = 1;
+		}
 		return DIRENT_CHANGED;
 	}
 	if (entry == DIRENT_DOT_DOT_FILE) {
@@ -140,13 +175,22 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 		ext2fs_dirent_set_name_len(de, 2);
 		ext2fs_dirent_set_file_type(de, has_ft ? EXT2_FT_DIR : 0);
 		de->name[0] = de->name[1] = '.';
+		de->name[2] = de->name[3] = 0;
 		return DIRENT_CHANGED;
 	}
 	if (!de->inode)
 		return 0;
+	if (memchr(de->name, '/', nlen) || memchr(de->name, 0, nlen)) {
+		/* e2fsck keeps the file and mends the name */
+		int i;
+
+		for (i = 0; i < nlen; i++)
+			if (de->name[i] == '/' || !de->name[i])
+				de->name[i] = '.';
+		changed = DIRENT_CHANGED;
+	}
 	if (!nlen || (nlen == 1 && de->name[0] == '.') ||
 	    (nlen == 2 && de->name[0] == '.' && de->name[1] == '.') ||
-	    memchr(de->name, '/', nlen) || memchr(de->name, 0, nlen) ||
 	    bad_target(df, de->inode) || is_dup(df, de->name, nlen)) {
 		de->inode = 0;
 		return DIRENT_CHANGED;
@@ -159,7 +203,7 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 		ext2fs_dirent_set_file_type(de, 0);
 		return DIRENT_CHANGED;
 	}
-	return 0;
+	return changed;
 }
 
 static int entry_code(int code)
@@ -170,7 +214,7 @@ static int entry_code(int code)
 	case E3P_DIR_MISSING_DOTDOT: case E3P_DIR_DUP_NAME:
 	case E3P_DIR_DOT_ENTRY_OTHER: case E3P_DIR_NAME_ZERO:
 	case E3P_DIR_LINK_TO_DIR: case E3P_DIR_LINK_ROOT:
-	case E3P_DIR_BAD_NAME: case E3P_CONN_DOTDOT:
+	case E3P_DIR_BAD_NAME: case E3P_CONN_DOTDOT: case E3P_DIR_DOT_NUL:
 		return 1;
 	}
 	return 0;
@@ -198,8 +242,11 @@ static void fix_dir_entries(struct chk_ctx *ctx, ext2_ino_t dir)
 		if (f->ino != dir || f->fixed || !entry_code(f->code) ||
 		    !chk_may_fix(ctx, f->code))
 			continue;
-		if (f->code == E3P_DIR_MISSING_DOT)
+		if (f->code == E3P_DIR_MISSING_DOT ||
+		    (f->code == E3P_DIR_DOT_NUL && f->name && !f->name[1]))
 			df.fix_dot = 1;
+		if (f->code == E3P_DIR_DOT_NUL && f->name && f->name[1])
+			df.fix_dotdot = 1;
 		if (f->code == E3P_DIR_MISSING_DOTDOT || f->code == E3P_CONN_DOTDOT)
 			df.fix_dotdot = 1;
 		if (f->code == E3P_CONN_DOTDOT)
@@ -210,7 +257,10 @@ static void fix_dir_entries(struct chk_ctx *ctx, ext2_ino_t dir)
 	}
 	if (!n || !(ctx->ist[dir] & CI_HAS_BLOCKS))
 		goto out;
-	if (ext2fs_dir_iterate2(ctx->fs, dir, 0, NULL, entry_cb, &df))
+	/* empty entries too: a '.' with inode 0 skipped would make '..'
+	 * the "dot" entry and the fix would rename it, round after round */
+	if (ext2fs_dir_iterate2(ctx->fs, dir, DIRENT_FLAG_INCLUDE_EMPTY, NULL,
+				entry_cb, &df))
 		goto out;
 	for (i = 0; i < rep->n_findings; i++) {
 		struct e3_finding *f = &rep->findings[i];
@@ -254,6 +304,18 @@ static void fill_hole(struct chk_ctx *ctx, struct e3_finding *f)
 	    !ext2fs_write_inode(fs, f->ino, &in))
 		done(ctx, f);
 	free(buf);
+}
+
+/* A new, empty root in inode 2, as e2fsck's pass 3 makes it: whatever
+ * the old inode held becomes nobody's (the bitmap pass frees it), the
+ * directories it named are unreachable next round and go to a new
+ * /lost+found with the files. */
+static void make_root(struct chk_ctx *ctx, struct e3_finding *f)
+{
+	if (ext2fs_mkdir(ctx->fs, EXT2_ROOT_INO, EXT2_ROOT_INO, NULL))
+		return;
+	ctx->lost_found = 0;
+	done(ctx, f);
 }
 
 static errcode_t make_lost_found(struct chk_ctx *ctx)
@@ -321,7 +383,22 @@ void chk_fix_dirs(struct chk_ctx *ctx)
 
 		if (f->fixed || !chk_may_fix(ctx, f->code))
 			continue;
+		if (f->code == E3P_CONN_ROOT_MISSING ||
+		    f->code == E3P_CONN_ROOT_NOT_DIR)
+			make_root(ctx, f);
+	}
+	for (i = 0; i < rep->n_findings; i++) {
+		struct e3_finding *f = &rep->findings[i];
+
+		if (f->fixed || !chk_may_fix(ctx, f->code))
+			continue;
 		if (f->code == E3P_CONN_NO_LOSTFOUND && !make_lost_found(ctx))
+			done(ctx, f);
+		/* as e2fsck: the entry goes, the inode it named is then
+		 * unattached and lands in the new directory next round */
+		if (f->code == E3P_CONN_LOSTFOUND_NOT_DIR &&
+		    !ext2fs_unlink(ctx->fs, EXT2_ROOT_INO, "lost+found", f->ino, 0) &&
+		    !make_lost_found(ctx))
 			done(ctx, f);
 	}
 	for (i = 0; i < rep->n_findings; i++) {

@@ -351,12 +351,32 @@ static int walk_file(struct chk_worker *w, ext2_ino_t ino,
 	if (st.runs.nblocks)
 		ctx->ist[ino] |= CI_HAS_BLOCKS;
 	account_layout(w, &st, st.runs.nblocks + (ea_ok ? 1 : 0));
+	/* e2fsck clears a directory with no block at all (no '.' to
+	 * mend); the entries naming it go with it. The root is pass 4's */
+	if (st.is_dir && check && !st.runs.nblocks && ino != EXT2_ROOT_INO &&
+	    !(ctx->ist[ino] & CI_BAD)) {
+		wadd(w, E3P_INO_DIR_EMPTY, ino);
+		ctx->ist[ino] |= CI_BAD;
+	}
 	if (check && !(ctx->ist[ino] & CI_BAD))
 		check_sizes(w, in, &st, ea_ok);
 	if (LINUX_S_ISLNK(in->i_mode) && valid && check) {
 		uint64_t size = EXT2_I_SIZE(in);
 
-		if (st.runs.nblocks != 1 || size >= ctx->bs || !size) {
+		/* e2fsck 1.47 takes every symlink shorter than i_block for a
+		 * fast one, whatever i_blocks says (ext2fs_is_fast_symlink):
+		 * its text must then be i_block's (a file whose mode bit
+		 * flipped to symlink fails this, as e2fsck finds) */
+		if (size && size < sizeof(in->i_block)) {
+			if (strnlen((const char *)in->i_block,
+				    sizeof(in->i_block)) != size) {
+				struct e3_finding *f = wadd(w, E3P_INO_FAST_SYMLINK, ino);
+
+				if (f)
+					f->num = size;
+				ctx->ist[ino] |= CI_BAD;
+			}
+		} else if (st.runs.nblocks != 1 || size >= ctx->bs || !size) {
 			struct e3_finding *f = wadd(w, E3P_INO_BAD_SYMLINK_SIZE, ino);
 
 			if (f) {
@@ -379,6 +399,21 @@ static void check_special(struct chk_worker *w, ext2_ino_t ino,
 	if (!LINUX_S_ISLNK(in->i_mode) && EXT2_I_SIZE(in) &&
 	    (f = wadd(w, E3P_INO_SPECIAL_SIZE, ino)))
 		f->num = EXT2_I_SIZE(in);
+	/* no data blocks: i_blocks counts the EA block at most (with one,
+	 * walk_file's EA check owns the count); clearing the size alone
+	 * left e2fsck an i_blocks to fix */
+	if (!in->i_file_acl && in->i_blocks &&
+	    (f = wadd(w, E3P_INO_I_BLOCKS, ino))) {
+		f->num = in->i_blocks;
+		f->num2 = 0;
+	}
+	/* e2fsck clears immutable and append-only on devices, sockets,
+	 * fifos and symlinks (no data a flag could protect) */
+	if ((in->i_flags & (EXT2_IMMUTABLE_FL | EXT2_APPEND_FL)) &&
+	    (f = wadd(w, E3P_INO_FLAG, ino))) {
+		f->num = in->i_flags & (EXT2_IMMUTABLE_FL | EXT2_APPEND_FL);
+		f->name = strdup("immutable or append-only (special file)");
+	}
 	if (LINUX_S_ISLNK(in->i_mode)) {	/* fast symlink */
 		uint64_t size = EXT2_I_SIZE(in);
 
@@ -599,6 +634,9 @@ static void check_reserved(struct chk_worker *w, ext2_ino_t ino,
 		*ci |= CI_DIR;
 		if (in->i_flags & EXT2_INDEX_FL)
 			*ci |= CI_INDEX;
+		/* e2fsck: "Root inode has dtime set"; the fix clears it */
+		if (in->i_dtime)
+			wadd(w, E3P_INO_DTIME, ino);
 		walk_file(w, ino, in, 1);
 		return;
 	}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <et/com_err.h>
 #include <uuid/uuid.h>
@@ -26,7 +27,9 @@
 #define JBD_SB_V2 4
 #define JBD_MIN_BLOCKS 1024
 
-enum { JNL_OK = 0, JNL_PENDING, JNL_INVALID, JNL_UNSUPP };	/* chk_journal_state */
+/* chk_journal_state; JNL_MOVE: valid, nothing pending, but in an
+ * ordinary inode (an old-style journal, see move_journal) */
+enum { JNL_OK = 0, JNL_PENDING, JNL_INVALID, JNL_UNSUPP, JNL_MOVE };
 
 struct jsb {			/* the fields read here, big-endian on disk */
 	uint32_t magic, blocktype, sequence;
@@ -55,7 +58,8 @@ static int read_jsb_raw(struct chk_ctx *ctx, struct ext2_inode *in,
 	const uint32_t *w = (const uint32_t *)raw;
 	int i;
 
-	if (ext2fs_bmap2(ctx->fs, EXT2_JOURNAL_INO, in, NULL, 0, 0, NULL, &pblk) ||
+	if (ext2fs_bmap2(ctx->fs, ctx->fs->super->s_journal_inum, in, NULL, 0,
+			 0, NULL, &pblk) ||
 	    !pblk || pblk >= ctx->nblocks)
 		return -1;
 	if (chk_read_block(ctx, ctx->fd, pblk, raw))
@@ -118,6 +122,58 @@ static int map_bad(struct chk_ctx *ctx)
 	return err == E3_JOURNAL_MAP_BAD;
 }
 
+/* The external journal -j names, opened for reading (or for the replay
+ * with rw); 0 and *jio set, or the error. */
+static errcode_t open_ext(struct chk_ctx *ctx, int rw, io_channel *jio)
+{
+	return unix_io_manager->open(ctx->opts.journal_dev,
+				     rw ? IO_FLAG_RW | IO_FLAG_EXCLUSIVE : 0, jio);
+}
+
+/* An external journal given with -j: its device's superblock and the
+ * journal superblock judged as jbd2_log_open_dev does (the filesystem's
+ * journal UUID, block size, fields); JNL_PENDING when needs_recovery is
+ * set. A journal that fails is reported and never touched: it is not
+ * ours to clear, and the filesystem's journal fields stay. */
+static int ext_state(struct chk_ctx *ctx)
+{
+	struct ext2_super_block *sb = ctx->fs->super;
+	struct jbd2_log log;
+	struct e3_finding *f;
+	io_channel jio;
+	char why[200];
+	uint32_t start, seq;
+	errcode_t err = open_ext(ctx, 0, &jio);
+
+	if (!err) {
+		err = jbd2_log_open_dev(ctx->fs, jio, JBD2_LOG_READ, &log);
+		io_channel_close(jio);
+	}
+	if (err) {
+		snprintf(why, sizeof(why), "external journal %s: %s",
+			 ctx->opts.journal_dev, error_message(err));
+		jbad(ctx, E3P_JNL_UNSUPPORTED, why);
+		return 0;
+	}
+	start = jbd2_get32(log.jsb->s_start);
+	seq = jbd2_get32(log.jsb->s_sequence);
+	jbd2_log_close(&log);
+	if (ext2fs_has_feature_journal_needs_recovery(sb) || start) {
+		if ((f = chk_add(ctx, NULL, ext2fs_has_feature_journal_needs_recovery(sb) ?
+				 E3P_JNL_PENDING : E3P_JNL_DATA_NO_RECOVER))) {
+			f->num = start;
+			f->num2 = seq;
+		}
+		return JNL_PENDING;
+	}
+	return JNL_OK;
+}
+
+static int is_external(const struct ext2_super_block *sb)
+{
+	return !uuid_is_null(sb->s_journal_uuid) || sb->s_journal_dev;
+}
+
 /* JNL_PENDING when a replay is pending, JNL_INVALID when the internal
  * journal is invalid (both reported), else JNL_OK. */
 static int chk_journal_state(struct chk_ctx *ctx)
@@ -127,16 +183,23 @@ static int chk_journal_state(struct chk_ctx *ctx)
 	struct e3_finding *f;
 	struct jsb j;
 	uint64_t size;
+	ext2_ino_t jino = sb->s_journal_inum;
 	int st;
 
 	if (!ext2fs_has_feature_journal(sb))
 		return 0;
-	if (!uuid_is_null(sb->s_journal_uuid) || sb->s_journal_dev) {
+	if (is_external(sb)) {
+		if (ctx->opts.journal_dev)
+			return ext_state(ctx);
 		chk_add(ctx, NULL, E3P_JNL_EXTERNAL);
 		return 0;
 	}
-	if (sb->s_journal_inum != EXT2_JOURNAL_INO ||
-	    ext2fs_read_inode(ctx->fs, EXT2_JOURNAL_INO, &in))
+	/* inode 8, or an ordinary inode: what tune2fs -j on a mounted
+	 * filesystem makes (a visible /.journal), replayed through it and
+	 * then moved, as e2fsck does */
+	if ((jino != EXT2_JOURNAL_INO &&
+	     (jino < EXT2_FIRST_INO(sb) || jino > ctx->ninodes)) ||
+	    ext2fs_read_inode(ctx->fs, jino, &in))
 		return jbad(ctx, E3P_JNL_INODE_BAD, "journal inode number");
 	size = EXT2_I_SIZE(&in);
 	if (!LINUX_S_ISREG(in.i_mode) || !in.i_links_count)
@@ -165,7 +228,54 @@ static int chk_journal_state(struct chk_ctx *ctx)
 		}
 		return JNL_PENDING;
 	}
-	return JNL_OK;
+	return jino == EXT2_JOURNAL_INO ? JNL_OK : JNL_MOVE;
+}
+
+/* The old-style journal in ordinary inode jino becomes inode 8's, as
+ * e2fsck moves it: inode 8 takes its map and size, the root's
+ * ".journal" entry naming it goes, jino is freed, and the superblock
+ * names inode 8 and keeps the backup of its map. The blocks never move;
+ * they change owner, so the block bitmap stays right. */
+static errcode_t move_journal(struct chk_ctx *ctx)
+{
+	ext2_filsys fs = ctx->fs;
+	struct ext2_super_block *sb = fs->super;
+	ext2_ino_t jino = sb->s_journal_inum, named = 0;
+	struct ext2_inode in, gone;
+	errcode_t err;
+
+	err = ext2fs_read_inode(fs, jino, &in);
+	if (!err && (!fs->inode_map || !fs->block_map))
+		err = ext2fs_read_bitmaps(fs);
+	if (err)
+		return err;
+	if (!ext2fs_lookup(fs, EXT2_ROOT_INO, ".journal", 8, NULL, &named) &&
+	    named == jino) {
+		err = ext2fs_unlink(fs, EXT2_ROOT_INO, ".journal", jino, 0);
+		if (err)
+			return err;
+	}
+	in.i_mode = LINUX_S_IFREG | 0600;
+	in.i_links_count = 1;
+	in.i_dtime = 0;
+	err = chk_zero_journal_inode(ctx);	/* no stale large fields */
+	if (!err)
+		err = ext2fs_write_inode(fs, EXT2_JOURNAL_INO, &in);
+	if (err)
+		return err;
+	memset(&gone, 0, sizeof(gone));
+	gone.i_dtime = (uint32_t)(fs->now ? fs->now : time(NULL));
+	err = ext2fs_write_inode(fs, jino, &gone);
+	if (err)
+		return err;
+	ext2fs_inode_alloc_stats2(fs, jino, -1, 0);
+	sb->s_journal_inum = EXT2_JOURNAL_INO;
+	memcpy(sb->s_jnl_blocks, in.i_block, sizeof(in.i_block));
+	sb->s_jnl_blocks[15] = in.i_size_high;
+	sb->s_jnl_blocks[16] = in.i_size;
+	sb->s_jnl_backup_type = EXT3_JNL_BACKUP_BLOCKS;
+	ext2fs_mark_super_dirty(fs);
+	return 0;
 }
 
 struct mapped {
@@ -416,6 +526,9 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 
 	chk_progress(ctx, 7, 0, 1);
 	st = chk_journal_state(ctx);
+	if (st == JNL_MOVE &&
+	    (f = chk_add(ctx, NULL, E3P_JNL_OLD_STYLE)))
+		f->ino = ctx->fs->super->s_journal_inum;
 	if (st == JNL_OK || !rep->n_findings)
 		goto out;
 	f = &rep->findings[rep->n_findings - 1];
@@ -432,8 +545,28 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 		ctx->jnl_clear = 1;
 		goto out;
 	}
+	if (st == JNL_MOVE) {
+		err = move_journal(ctx);
+		if (err)
+			return err;
+		f->fixed = 1;
+		ctx->changed++;		/* the next round checks the result */
+		goto out;
+	}
 	memset(&rr, 0, sizeof(rr));
-	err = e3_journal_replay(ctx->fs, &rr);
+	if (is_external(ctx->fs->super) && ctx->opts.journal_dev) {
+		io_channel jio;
+
+		err = open_ext(ctx, 1, &jio);
+		if (err) {
+			rep->journal_pending = 1;
+			return err;
+		}
+		err = e3_journal_replay_dev(ctx->fs, jio, &rr);
+		io_channel_close(jio);
+	} else {
+		err = e3_journal_replay(ctx->fs, &rr);
+	}
 	/* a corrupt transaction, or a log that claims more than the journal
 	 * holds: the replay still wrote what was committed before it, emptied
 	 * the log and marked the filesystem for a check, which the next

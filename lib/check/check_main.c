@@ -113,6 +113,7 @@ int chk_finding_is_error(const struct e3_finding *f)
 	 * says so and judges the rest (exit 0 if clean) */
 	return !f->fixed && p && p->pass != 8 && f->code != E3P_JNL_EXTERNAL &&
 	       f->code != E3P_JNL_NOT_RECREATED &&
+	       f->code != E3P_JNL_OLD_STYLE &&	/* valid: e2fsck -n is clean */
 	       f->code != E3P_DIR_SET_FILETYPE &&
 	       f->code != E3P_SB_ERROR_STATE &&
 	       f->code != E3P_SB_UNUSABLE && f->code != E3P_JNL_PENDING &&

@@ -13,9 +13,12 @@
  * counts within limits, limits within the block, hashes in order, child
  * blocks inside the directory, leaves that parse. Anything else falls
  * back to the full scan, so a damaged index costs time, never a name.
- * Like the kernel, an index that is well formed is trusted: a name filed
- * in a leaf its hash does not lead to is not found (e2fsck reports such
- * a leaf).
+ * A name the index says is absent is not taken on its word: a writer
+ * would add it a second time. The leaf searched, and the leaves just
+ * before and after it, must hold only hashes inside the ranges the keys
+ * give them; a key its node contradicts (a root key raised past the
+ * hashes of the leaves below it, e2fsck's "bad min hash") sends the
+ * lookup to the full scan. A name found is found, wherever it is filed.
  *
  * Index blocks are read raw (little-endian fields decoded here), leaves
  * with ext2fs_read_dir_block4; everything through the image's io channel,
@@ -143,6 +146,104 @@ static int leaf_find(ext2_filsys fs, char *buf, const char *name,
 	return 0;
 }
 
+static uint32_t frame_key(const struct dx_frame *f, unsigned i)
+{
+	return i ? get32(f->ent + 8 * i) & ~1u : 0;
+}
+
+/* Every live entry of the leaf in buf hashes into [lo, hi]. */
+static int leaf_in_range(ext2_filsys fs, const char *buf, int version,
+			 uint32_t lo, uint32_t hi)
+{
+	unsigned off = 0, rec;
+
+	while (off + 8 <= fs->blocksize) {
+		const struct ext2_dir_entry *de = (const void *)(buf + off);
+		unsigned nlen = ext2fs_dirent_name_len(de);
+		ext2_dirhash_t h = 0;
+
+		if (ext2fs_get_rec_len(fs, (struct ext2_dir_entry *)de, &rec) ||
+		    rec < 8 || rec % 4 || off + rec > fs->blocksize ||
+		    8 + nlen > rec)
+			return 0;
+		if (de->inode && nlen &&
+		    (ext2fs_dirhash2(version, de->name, (int)nlen, NULL, 0,
+				     fs->super->s_hash_seed, &h, NULL) ||
+		     h < lo || h > hi))
+			return 0;
+		off += rec;
+	}
+	return 1;
+}
+
+/* Leaf lblk b of dir read into buf and checked against [lo, hi]. */
+static int leaf_at_ok(ext2_filsys fs, ext2_ino_t dir, struct ext2_inode *di,
+		      uint64_t nblk, uint32_t b, char *buf, int version,
+		      uint32_t lo, uint32_t hi, errcode_t *err)
+{
+	blk64_t pblk = 0;
+
+	if (b == 0 || b >= nblk)
+		return 0;
+	*err = ext2fs_bmap2(fs, dir, di, NULL, 0, b, NULL, &pblk);
+	if (*err || !pblk)
+		return 0;
+	*err = ext2fs_read_dir_block4(fs, pblk, buf, 0, dir);
+	return !*err && leaf_in_range(fs, buf, version, lo, hi);
+}
+
+/* After a miss in the leaf fr[] points at (in leaf, read already): that
+ * leaf, the one before and the one after keep the ranges the keys give
+ * them. 1 when they do; node and tmp are scratch blocks. */
+static int miss_trusted(ext2_filsys fs, ext2_ino_t dir, struct ext2_inode *di,
+			uint64_t nblk, const struct dx_frame *fr,
+			unsigned levels, const char *leaf, int version,
+			unsigned char *node, char *tmp, errcode_t *err)
+{
+	const struct dx_frame *lf = &fr[levels];
+	struct dx_frame side = fr[0], sub;
+	uint32_t lo = frame_key(lf, lf->at), hi = 0xffffffffu;
+	int last = lf->at + 1 >= lf->count;
+
+	if (levels && !lf->at)
+		lo = frame_key(&fr[0], fr[0].at);
+	if (!last)
+		hi = frame_key(lf, lf->at + 1);
+	else if (levels && fr[0].at + 1 < fr[0].count)
+		hi = frame_key(&fr[0], fr[0].at + 1);
+	if (!leaf_in_range(fs, leaf, version, lo, hi))
+		return 0;
+	/* the next leaf holds nothing below hi */
+	if (!last) {
+		if (!leaf_at_ok(fs, dir, di, nblk, frame_block(&(struct dx_frame)
+				{ lf->ent, lf->count, lf->at + 1 }), tmp,
+				version, hi, 0xffffffffu, err))
+			return 0;
+	} else if (levels && fr[0].at + 1 < fr[0].count) {
+		side.at = fr[0].at + 1;
+		if (read_node(fs, dir, di, nblk, &side, node, &sub, err))
+			return 0;
+		sub.at = 0;
+		if (!leaf_at_ok(fs, dir, di, nblk, frame_block(&sub), tmp,
+				version, hi, 0xffffffffu, err))
+			return 0;
+	}
+	/* the leaf before holds nothing above lo */
+	if (lf->at) {
+		return leaf_at_ok(fs, dir, di, nblk, frame_block(&(struct dx_frame)
+				  { lf->ent, lf->count, lf->at - 1 }), tmp,
+				  version, 0, lo, err);
+	} else if (levels && fr[0].at) {
+		side.at = fr[0].at - 1;
+		if (read_node(fs, dir, di, nblk, &side, node, &sub, err))
+			return 0;
+		sub.at = sub.count - 1;
+		return leaf_at_ok(fs, dir, di, nblk, frame_block(&sub), tmp,
+				  version, 0, lo, err);
+	}
+	return 1;
+}
+
 /* The walk. *unusable set: the index cannot be followed (err is 0 then,
  * unless an I/O error said so). */
 static errcode_t dx_find(ext2_filsys fs, ext2_ino_t dir, struct ext2_inode *di,
@@ -159,7 +260,7 @@ static errcode_t dx_find(ext2_filsys fs, ext2_ino_t dir, struct ext2_inode *di,
 	int r;
 
 	*unusable = 1;
-	root = malloc((size_t)bs * 3);
+	root = malloc((size_t)bs * 5);
 	if (!root)
 		return ENOMEM;
 	node = root + bs;
@@ -208,16 +309,22 @@ static errcode_t dx_find(ext2_filsys fs, ext2_ino_t dir, struct ext2_inode *di,
 		for (depth = levels + 1; depth-- > 0;)
 			if (fr[depth].at + 1 < fr[depth].count)
 				break;
-		if (depth > levels) {
-			err = EXT2_ET_FILE_NOT_FOUND;
-			break;
+		if (depth <= levels) {
+			next = get32(fr[depth].ent + 8 * (fr[depth].at + 1));
+			if ((next & ~1u) == hash)
+				goto on;
 		}
+		/* a miss: believed only when the keys around it hold */
+		if (!miss_trusted(fs, dir, di, nblk, fr, levels, leaf,
+				  (int)version, root + 3 * bs,
+				  (char *)root + 4 * bs, &err)) {
+			*unusable = 1;
+			goto out;
+		}
+		err = EXT2_ET_FILE_NOT_FOUND;
+		break;
+on:
 		fr[depth].at++;
-		next = get32(fr[depth].ent + 8 * fr[depth].at);
-		if ((next & ~1u) != hash) {
-			err = EXT2_ET_FILE_NOT_FOUND;
-			break;
-		}
 		*unusable = 1;
 		if (depth < levels &&
 		    read_node(fs, dir, di, nblk, &fr[0], node, &fr[1], &err))
@@ -321,7 +428,7 @@ errcode_t e3_dir_unlink_at(ext2_filsys fs, ext2_ino_t dir, blk64_t lblk,
 		struct ext2_dir_entry *de = (void *)(buf + off);
 		unsigned nlen = ext2fs_dirent_name_len(de);
 
-		if (ext2fs_get_rec_len(fs, de, &rec) || rec < 8 ||
+		if (ext2fs_get_rec_len(fs, de, &rec) || rec < 8 || rec % 4 ||
 		    off + rec > fs->blocksize || 8 + nlen > rec) {
 			err = EXT2_ET_DIR_CORRUPTED;
 			break;

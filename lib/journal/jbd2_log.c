@@ -266,6 +266,78 @@ fail:
 	return err;
 }
 
+/* An external journal (mke2fs -O journal_dev): the device starts with
+ * an ext2 superblock (journal_dev set, its UUID the one the filesystem's
+ * s_journal_uuid names, the filesystem's block size), the journal
+ * superblock follows it in the next block (block 2 with 1 KiB blocks,
+ * else 1), and log block n is device block n, as the kernel and e2fsck
+ * number them: map[] is the identity except map[0], the journal
+ * superblock. Nothing in the filesystem belongs to it (sorted stays
+ * NULL, so jbd2_log_owns is always false). */
+errcode_t jbd2_log_open_dev(ext2_filsys fs, io_channel jio, int mode,
+			    struct jbd2_log *log)
+{
+	struct ext2_super_block *sb = fs->super, *jsup;
+	unsigned bs = fs->blocksize;
+	uint64_t nblocks, i;
+	blk64_t jsb_blk = bs == 1024 ? 2 : 1;
+	unsigned char *buf;
+	errcode_t err;
+
+	memset(log, 0, sizeof(*log));
+	if (!ext2fs_has_feature_journal(sb))
+		return E3_NO_JOURNAL;
+	log->fs = fs;
+	log->io = jio;
+	log->bs = bs;
+	err = io_channel_set_blksize(jio, bs);
+	if (err)
+		return err;
+	buf = malloc(bs < 2048 ? 2048 : bs);
+	if (!buf)
+		return ENOMEM;
+	/* bytes 1024..2047: one block from 1 KiB up, inside block 0 above */
+	err = io_channel_read_blk64(jio, 1024 / bs, 1, buf);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	jsup = (struct ext2_super_block *)(buf + 1024 % bs);
+	if (ext2fs_le16_to_cpu(jsup->s_magic) != EXT2_SUPER_MAGIC ||
+	    !(ext2fs_le32_to_cpu(jsup->s_feature_incompat) &
+	      EXT3_FEATURE_INCOMPAT_JOURNAL_DEV) ||
+	    memcmp(jsup->s_uuid, sb->s_journal_uuid, 16) ||
+	    ((unsigned)EXT2_MIN_BLOCK_SIZE << ext2fs_le32_to_cpu(jsup->s_log_block_size)) != bs) {
+		free(buf);
+		return E3_JOURNAL_BAD;
+	}
+	nblocks = ext2fs_le32_to_cpu(jsup->s_blocks_count);
+	free(buf);
+	if (nblocks <= jsb_blk + 1 || nblocks > UINT32_MAX)
+		return E3_JOURNAL_BAD;
+	log->map = malloc(nblocks * sizeof(*log->map));
+	log->sbuf = malloc(bs);
+	if (!log->map || !log->sbuf) {
+		err = ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < nblocks; i++)
+		log->map[i] = i;
+	log->map[0] = jsb_blk;
+	log->jsb = (struct jbd2_superblock *)log->sbuf;
+	err = io_channel_read_blk64(jio, jsb_blk, 1, log->sbuf);
+	if (!err)
+		err = check_super(log, nblocks, mode);
+	/* the log may not reach back over the two superblocks */
+	if (!err && log->first <= jsb_blk)
+		err = E3_JOURNAL_SB_FIRST;
+	if (!err)
+		return 0;
+fail:
+	jbd2_log_close(log);
+	return err;
+}
+
 void jbd2_log_close(struct jbd2_log *log)
 {
 	free(log->map);

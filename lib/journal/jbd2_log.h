@@ -9,6 +9,8 @@
 #include <ext2fs/ext2fs.h>
 #include "jbd2_format.h"
 
+struct e3_replay_report;
+
 struct jbd2_log {
 	ext2_filsys fs;
 	io_channel io;			/* where the log is read and written */
@@ -33,6 +35,13 @@ struct jbd2_log {
 /* Loads and validates fs's internal journal. io: the channel to use. */
 errcode_t jbd2_log_open(ext2_filsys fs, io_channel io, int mode,
 			struct jbd2_log *log);
+/* Loads and validates fs's external journal on jio (jbd2_log.c). */
+errcode_t jbd2_log_open_dev(ext2_filsys fs, io_channel jio, int mode,
+			    struct jbd2_log *log);
+/* Replays the journal on jio into fs, as e3_journal_replay replays the
+ * internal one (recovery.c). */
+errcode_t e3_journal_replay_dev(ext2_filsys fs, io_channel jio,
+				struct e3_replay_report *rep);
 void jbd2_log_close(struct jbd2_log *log);
 /* Every check a journal superblock must pass before anything trusts it
  * (what e2fsck's journal load and the kernel's superblock check refuse),

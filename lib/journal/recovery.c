@@ -566,37 +566,30 @@ static errcode_t finish_super(ext2_filsys fs, int failed, int fs_error)
 	return err;
 }
 
-errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep)
+/* The three passes over an open log (internal or external), then the
+ * empty log and the superblock written. */
+static errcode_t replay_log(ext2_filsys fs, struct jbd2_log *log,
+			    struct e3_replay_report *rep)
 {
-	struct e3_replay_report dummy;
 	struct recovery r;
-	struct jbd2_log log;
 	errcode_t err, rerr = 0;
 	uint32_t next_seq;
 	int fs_error = 0;
 
-	if (!rep)
-		rep = &dummy;
-	memset(rep, 0, sizeof(*rep));
-	if (!(fs->flags & EXT2_FLAG_RW))
-		return EXT2_ET_RO_FILSYS;
-	err = jbd2_log_open(fs, fs->io, JBD2_LOG_READ, &log);
-	if (err)
-		return err;
 	memset(&r, 0, sizeof(r));
-	r.log = &log;
+	r.log = log;
 	r.fs = fs;
 	r.rep = rep;
 	RB_INIT(&r.revokes);
-	r.tag_bytes = jbd2_tag_bytes(log.incompat);
-	r.blk = malloc(log.bs);
-	r.data = malloc(log.bs);
+	r.tag_bytes = jbd2_tag_bytes(log->incompat);
+	r.blk = malloc(log->bs);
+	r.data = malloc(log->bs);
 	if (!r.blk || !r.data) {
 		err = ENOMEM;
 		goto out;
 	}
-	next_seq = jbd2_get32(log.jsb->s_sequence);
-	if (jbd2_get32(log.jsb->s_start) == 0) {
+	next_seq = jbd2_get32(log->jsb->s_sequence);
+	if (jbd2_get32(log->jsb->s_start) == 0) {
 		next_seq++;
 	} else {
 		rerr = do_pass(&r, PASS_SCAN);
@@ -611,21 +604,21 @@ errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep)
 		/* as e2fsck: a recovery that failed (a bad block checksum or
 		 * an I/O error included) leaves s_sequence where it was */
 		if (rerr || r.soft_err)
-			next_seq = jbd2_get32(log.jsb->s_sequence);
+			next_seq = jbd2_get32(log->jsb->s_sequence);
 	}
 	err = io_channel_flush(fs->io);
 	if (err)
 		goto out;
 	if (r.have_failed_commit)
-		log.jsb->s_errno = jbd2_be32((uint32_t)-EINVAL);
+		log->jsb->s_errno = jbd2_be32((uint32_t)-EINVAL);
 	/* a recorded journal error becomes the fs's error state */
-	if (jbd2_get32(log.jsb->s_errno)) {
+	if (jbd2_get32(log->jsb->s_errno)) {
 		fs_error = 1;
-		log.jsb->s_errno = jbd2_be32(0);
+		log->jsb->s_errno = jbd2_be32(0);
 	}
-	log.jsb->s_start = jbd2_be32(0);
-	log.jsb->s_sequence = jbd2_be32(next_seq);
-	err = jbd2_log_write_super(&log);
+	log->jsb->s_start = jbd2_be32(0);
+	log->jsb->s_sequence = jbd2_be32(next_seq);
+	err = jbd2_log_write_super(log);
 	if (!err)
 		err = finish_super(fs, rerr != 0 || r.soft_err != 0, fs_error);
 	if (!err)
@@ -634,7 +627,7 @@ out:
 	free_revokes(&r);
 	free(r.blk);
 	free(r.data);
-	jbd2_log_close(&log);
+	jbd2_log_close(log);
 	if (!err)
 		err = rerr ? rerr : r.soft_err;
 	if (!err && r.have_failed_commit)
@@ -706,4 +699,41 @@ const char *e3_jblock_fate_name(enum e3_jblock_fate f)
 	case E3_JB_BAD:		return "bad";
 	}
 	return "?";
+}
+errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep)
+{
+	struct e3_replay_report dummy;
+	struct jbd2_log log;
+	errcode_t err;
+
+	if (!rep)
+		rep = &dummy;
+	memset(rep, 0, sizeof(*rep));
+	if (!(fs->flags & EXT2_FLAG_RW))
+		return EXT2_ET_RO_FILSYS;
+	err = jbd2_log_open(fs, fs->io, JBD2_LOG_READ, &log);
+	if (err)
+		return err;
+	return replay_log(fs, &log, rep);
+}
+
+errcode_t e3_journal_replay_dev(ext2_filsys fs, io_channel jio,
+				struct e3_replay_report *rep)
+{
+	struct e3_replay_report dummy;
+	struct jbd2_log log;
+	errcode_t err;
+
+	if (!rep)
+		rep = &dummy;
+	memset(rep, 0, sizeof(*rep));
+	if (!(fs->flags & EXT2_FLAG_RW))
+		return EXT2_ET_RO_FILSYS;
+	err = jbd2_log_open_dev(fs, jio, JBD2_LOG_READ, &log);
+	if (err)
+		return err;
+	err = replay_log(fs, &log, rep);
+	if (!err)
+		err = io_channel_flush(jio);
+	return err;
 }
