@@ -351,8 +351,22 @@ errcode_t cp_set_xattrs(struct cp_ctx *c, ext2_ino_t ino,
 
 	(void)path;
 	for (size_t i = 0; i < x->n; i++) {
-		err = e3_setxattr(c->img, ino, x->v[i].name, x->v[i].value,
-				  x->v[i].size);
+		const void *v = x->v[i].value;
+		unsigned char *mapped = NULL;
+
+		/* ACL ids follow the owner maps, as the owners do (on a
+		 * copy: a list may be set on more than one inode) */
+		if ((c->o->n_uid_map || c->o->n_gid_map) &&
+		    cp_acl_xattr_name(x->v[i].name)) {
+			mapped = malloc(x->v[i].size ? x->v[i].size : 1);
+			if (!mapped)
+				return ENOMEM;
+			memcpy(mapped, v, x->v[i].size);
+			cp_acl_map_ids(c->o, mapped, x->v[i].size);
+			v = mapped;
+		}
+		err = e3_setxattr(c->img, ino, x->v[i].name, v, x->v[i].size);
+		free(mapped);
 		if (err)
 			return err;
 	}

@@ -153,7 +153,20 @@ int cp_is_archive(const char *path);
 struct archive;
 struct archive_entry;
 errcode_t cp_archive_open(const char *src, struct archive **ret);
+/* (ACL names without a known id are given any id: for the measure) */
 errcode_t cp_archive_xattrs(struct archive_entry *e, struct cp_xattrs *x);
+/* copyin_acl.c: one POSIX ACL type of an archive entry added to x as a
+ * system.posix_acl_* value with numeric ids (the rule is at the top of
+ * copyin_acl.c; E3_ACL_UNKNOWN_NAME when a name has no id, unless
+ * lenient, for the measure, which needs only the size); *mask (if not
+ * NULL) gets the access ACL's mask. cp_acl_map_ids applies the uid and
+ * gid maps to the named entries of such a value, in place. */
+errcode_t cp_acl_from_archive(struct archive_entry *e, int type,
+			      const char *name, struct cp_xattrs *x,
+			      int *mask, int lenient);
+int cp_acl_xattr_name(const char *name);
+void cp_acl_map_ids(const struct e3_copyin_opts *o, unsigned char *value,
+		    size_t size);
 /* copyin_archsize.c: what an archive file needs (cp_measure_tree's
  * counts for a tree), read once ahead of the copy. */
 errcode_t cp_measure_archive(const char *src, unsigned blocksize,

@@ -21,93 +21,10 @@
 
 #include "copyin.h"
 
-/* Linux xattr ACL format (what e3_setxattr takes for system.posix_acl_*). */
-#define XACL_VERSION	2
-#define XACL_USER_OBJ	0x01
-#define XACL_USER	0x02
-#define XACL_GROUP_OBJ	0x04
-#define XACL_GROUP	0x08
-#define XACL_MASK	0x10
-#define XACL_OTHER	0x20
-#define XACL_UNDEF_ID	0xffffffffu
-
-struct xacl_entry {
-	uint16_t tag, perm;
-	uint32_t id;
-};
-
-static int xacl_cmp(const void *x, const void *y)
-{
-	const struct xacl_entry *a = x, *b = y;
-
-	if (a->tag != b->tag)
-		return a->tag < b->tag ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static uint16_t xacl_tag(int tag)
-{
-	switch (tag) {
-	case ARCHIVE_ENTRY_ACL_USER_OBJ: return XACL_USER_OBJ;
-	case ARCHIVE_ENTRY_ACL_USER: return XACL_USER;
-	case ARCHIVE_ENTRY_ACL_GROUP_OBJ: return XACL_GROUP_OBJ;
-	case ARCHIVE_ENTRY_ACL_GROUP: return XACL_GROUP;
-	case ARCHIVE_ENTRY_ACL_MASK: return XACL_MASK;
-	case ARCHIVE_ENTRY_ACL_OTHER: return XACL_OTHER;
-	default: return 0;
-	}
-}
-
-/* One POSIX ACL of the entry as a system.posix_acl_* value; nothing when
- * the entry has none beyond its mode bits. */
-static errcode_t acl_xattr(struct archive_entry *e, int type, const char *name,
-			   struct cp_xattrs *x, int *mask)
-{
-	struct xacl_entry v[512];
-	unsigned char buf[4 + sizeof(v)];
-	int etype, perm, tag, id, n = 0, extended = 0;
-	const char *who;
-	size_t len;
-
-	if (archive_entry_acl_reset(e, type) <= 0)
-		return 0;
-	while (n < 512 && archive_entry_acl_next(e, type, &etype, &perm, &tag,
-						 &id, &who) == ARCHIVE_OK) {
-		uint16_t t = xacl_tag(tag);
-
-		if (!t || etype != type)
-			continue;
-		if (t == XACL_USER || t == XACL_GROUP || t == XACL_MASK)
-			extended = 1;
-		if (t == XACL_MASK && mask)
-			*mask = perm & 7;
-		v[n].tag = t;
-		v[n].perm = (uint16_t)(perm & 7);
-		v[n].id = (t == XACL_USER || t == XACL_GROUP) ? (uint32_t)id
-							    : XACL_UNDEF_ID;
-		n++;
-	}
-	if (n == 0 || (type == ARCHIVE_ENTRY_ACL_TYPE_ACCESS && !extended))
-		return 0;
-	qsort(v, n, sizeof(*v), xacl_cmp);
-	buf[0] = XACL_VERSION; buf[1] = buf[2] = buf[3] = 0;
-	len = 4;
-	for (int i = 0; i < n; i++) {
-		unsigned char *p = buf + len;
-
-		p[0] = v[i].tag & 0xff; p[1] = v[i].tag >> 8;
-		p[2] = v[i].perm & 0xff; p[3] = v[i].perm >> 8;
-		p[4] = v[i].id & 0xff; p[5] = (v[i].id >> 8) & 0xff;
-		p[6] = (v[i].id >> 16) & 0xff; p[7] = v[i].id >> 24;
-		len += 8;
-	}
-	return cp_xattrs_add(x, name, buf, len);
-}
-
 /* mask: the access ACL's mask, or -1. libarchive folds the ACL's
  * GROUP_OBJ into the mode's group bits, where Linux keeps the mask. */
 static errcode_t entry_xattrs(struct archive_entry *e, struct cp_xattrs *x,
-			      int *mask)
+			      int *mask, int lenient)
 {
 	const char *name;
 	const void *value;
@@ -120,17 +37,19 @@ static errcode_t entry_xattrs(struct archive_entry *e, struct cp_xattrs *x,
 	       ARCHIVE_OK)
 		err = cp_xattrs_add(x, name, value, size);
 	if (!err)
-		err = acl_xattr(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS,
-				"system.posix_acl_access", x, mask);
+		err = cp_acl_from_archive(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS,
+					  "system.posix_acl_access", x, mask,
+					  lenient);
 	if (!err)
-		err = acl_xattr(e, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT,
-				"system.posix_acl_default", x, NULL);
+		err = cp_acl_from_archive(e, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT,
+					  "system.posix_acl_default", x, NULL,
+					  lenient);
 	return err;
 }
 
 errcode_t cp_archive_xattrs(struct archive_entry *e, struct cp_xattrs *x)
 {
-	return entry_xattrs(e, x, NULL);
+	return entry_xattrs(e, x, NULL, 1);
 }
 
 static void entry_attr(struct archive_entry *e, struct e3_attr *a)
@@ -376,7 +295,7 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 
 	entry_attr(e, &a);
 	cp_map_attr(c, &a);
-	err = entry_xattrs(e, &s->x, &mask);
+	err = entry_xattrs(e, &s->x, &mask, 0);
 	if (err)
 		return err;
 	if (mask >= 0)

@@ -790,7 +790,7 @@ int cp_entry_error(errcode_t err)
 	case E3_LINK_LIMIT: case E3_XATTR_TOO_BIG: case E3_BAD_XATTR_NAME:
 	case E3_BAD_ACL: case E3_FILE_TOO_BIG: case E3_PATH_ESCAPES:
 	case E3_BAD_FILE_TYPE: case E3_NOT_EMPTY: case E3_ARCHIVE_BAD:
-	case E3_LINK_TARGET_MISSING:
+	case E3_LINK_TARGET_MISSING: case E3_ACL_UNKNOWN_NAME:
 		return 1;
 	default:
 		return 0;
