@@ -50,7 +50,9 @@ static void usage(FILE *f)
 "  -v, --verbose        list each entry\n"
 "  --reproducible       same image for the same input (also implied by\n"
 "                       SOURCE_DATE_EPOCH, which clamps every timestamp)\n"
-"  --alloc=MODE         rbtree (default), list or none\n",
+"  --alloc=MODE         rbtree (default), list or none\n"
+"  --no-unpack          copy archive SRCs as files, not their contents\n"
+"  --keep-zeros         write all-zero blocks (default: they stay holes)\n",
 		tool_name());
 }
 
@@ -136,7 +138,8 @@ static int add_map(struct e3_idmap **m, size_t *n, const char *s)
 }
 
 enum { OPT_OWNER = 256, OPT_UIDMAP, OPT_GIDMAP, OPT_OVERWRITE, OPT_PROGRESS,
-       OPT_QUIET, OPT_REPRO, OPT_ALLOC, OPT_FORCE };
+       OPT_QUIET, OPT_REPRO, OPT_ALLOC, OPT_FORCE, OPT_NO_UNPACK,
+       OPT_KEEP_ZEROS };
 
 static const struct option long_opts[] = {
 	{ "owner", required_argument, NULL, OPT_OWNER },
@@ -151,6 +154,8 @@ static const struct option long_opts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "reproducible", no_argument, NULL, OPT_REPRO },
 	{ "alloc", required_argument, NULL, OPT_ALLOC },
+	{ "no-unpack", no_argument, NULL, OPT_NO_UNPACK },
+	{ "keep-zeros", no_argument, NULL, OPT_KEEP_ZEROS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -175,6 +180,8 @@ static int parse_opt(struct cp_args *a, int c, const char *arg,
 		return -1;
 	case 'D': a->o.devtab = arg; return 0;
 	case OPT_OVERWRITE: a->o.overwrite = 1; return 0;
+	case OPT_NO_UNPACK: a->o.no_unpack = 1; return 0;
+	case OPT_KEEP_ZEROS: a->o.keep_zeros = 1; return 0;
 	case OPT_FORCE: a->open.flags |= E3_OPEN_FORCE; return 0;
 	case 'j':
 		if (parse_uint(arg, 1, 1024, &v) == 0) {
@@ -317,7 +324,7 @@ static int run(struct cp_args *a)
 			   free_now);
 		return 2;
 	}
-	if (err == E3_SOURCE_TYPE) {
+	if (err == E3_SOURCE_TYPE || err == E3_SOURCE_REFUSED) {
 		/* an archive that gave no entry, before anything was
 		 * written: told already, naming it; leave the image as it was */
 		e3_image_abort(img);

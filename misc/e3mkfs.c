@@ -35,7 +35,10 @@ struct mkfs_opts {
 	unsigned slack;
 	enum e3_alloc_mode alloc;	/* --alloc, for -d */
 	unsigned jobs;			/* -j, for -d; 0: number of CPUs */
+	int no_unpack, keep_zeros;	/* --no-unpack, --keep-zeros */
 };
+
+enum { OPT_NO_UNPACK = 256, OPT_KEEP_ZEROS };
 
 static void usage(FILE *f)
 {
@@ -63,6 +66,8 @@ static void usage(FILE *f)
 "  -j N           with -d: worker threads (default: number of CPUs)\n"
 "  --alloc=MODE   with -d: rbtree (default), list or none\n"
 "                 through e3cp's engine; SIZE auto[+N%%] fits it to the input\n"
+"  --no-unpack    with -d: archive SRCs are files to copy, not unpacked\n"
+"  --keep-zeros   with -d: write all-zero blocks (default: holes)\n"
 "  -n             print the geometry, write nothing\n"
 "  -q             quiet\n"
 "  -F             overwrite an IMAGE that holds data\n"
@@ -261,6 +266,8 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 		if (e3_alloc_mode_parse(arg, &o->alloc))
 			opt_error(o, E3_BAD_ALLOC_MODE, "--alloc=%s: rbtree, list or none", arg);
 		break;
+	case OPT_NO_UNPACK: o->no_unpack = 1; break;
+	case OPT_KEEP_ZEROS: o->keep_zeros = 1; break;
 	case 'n': o->dry_run = 1; break;
 	case 'q': o->quiet = 1; break;
 	case 'F': o->force = 1; break;
@@ -276,6 +283,8 @@ static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "alloc", required_argument, NULL, 'A' },
+		{ "no-unpack", no_argument, NULL, OPT_NO_UNPACK },
+		{ "keep-zeros", no_argument, NULL, OPT_KEEP_ZEROS },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -377,6 +386,22 @@ static void print_geometry(const struct mkfs_opts *o,
 }
 
 /* SIZE "auto" / "auto+N%": the sources' exact need plus N%, printed. */
+/* A failed measure of the sources, naming the entry it is about. */
+static void tool_measure_error(const char *image, errcode_t err,
+			       const struct e3_copyin_need *need)
+{
+	if (!need->bad_path)
+		tool_error(image, err, "sizing for the sources");
+	else if (err == E3_XATTR_TOO_BIG && need->bad_size)
+		tool_error(need->bad_path, 0, "%" PRIu64 " bytes of "
+			   "extended attributes, more than a %u-byte block "
+			   "holds (make the image with -b 4096)",
+			   need->bad_size, need->bad_block);
+	else
+		tool_error(need->bad_path, err, NULL);
+	free(need->bad_path);
+}
+
 static int parse_auto(struct mkfs_opts *o)
 {
 	struct e3_copyin_need need;
@@ -400,10 +425,12 @@ static int parse_auto(struct mkfs_opts *o)
 		tool_error(o->image, E3_BAD_SIZE, "'%s' needs -d SRC", o->size_arg);
 		return 1;
 	}
-	err = e3_copyin_auto_size(o->srcs, o->nsrcs, (unsigned)pct, &o->params,
-				  &g, &need);
+	struct e3_copyin_opts co = { .no_unpack = o->no_unpack };
+
+	err = e3_copyin_auto_size(o->srcs, o->nsrcs, &co, (unsigned)pct,
+				  &o->params, &g, &need);
 	if (err) {
-		tool_error(o->image, err, "sizing for the sources");
+		tool_measure_error(o->image, err, &need);
 		return 1;
 	}
 	if (!o->quiet)
@@ -445,6 +472,8 @@ static int fill(struct mkfs_opts *o)
 	errcode_t err, err2;
 
 	co.threads = o->jobs ? o->jobs : ncpu > 0 ? (unsigned)ncpu : 1;
+	co.no_unpack = o->no_unpack;
+	co.keep_zeros = o->keep_zeros;
 	/* the tree is measured (again, after auto sizing) before anything
 	 * is written: a SIZE too small is refused up front rather than
 	 * found full half way, and the measure pass's listings let the
@@ -472,6 +501,11 @@ static int fill(struct mkfs_opts *o)
 			   err == E3_NO_SPACE_KNOWN ? "blocks" : "inodes",
 			   free_now, err == E3_NO_SPACE_KNOWN ? "SIZE auto" :
 			   "a larger -N or SIZE auto");
+		return 1;
+	}
+	if (err == E3_SOURCE_REFUSED) {
+		/* told already, naming the source: nothing copied */
+		e3_image_abort(img);
 		return 1;
 	}
 	err2 = e3_image_close(img);

@@ -113,3 +113,66 @@ PY
 	assert_img_cat "$T/i.img" /good abc
 	assert_fsck_clean "$T/i.img"
 }
+
+# same_bytes A B: the two files are byte for byte equal
+same_bytes() {
+	cmp -s "$1" "$2" || { echo "$1 changed" >&2; return 1; }
+}
+
+@test "edges: an archive SRC that cannot be read is an error, nothing written" {
+	require_cmd xz gzip
+	mkdir -p "$T/src" && echo hi >"$T/src/f" || false
+	tar -C "$T/src" -cJf "$T/r.tar.xz" . || false
+	head -c 100 "$T/r.tar.xz" >"$T/cut.tar.xz"
+	cp "$T/cut.tar.xz" "$T/cut.bin"		# by content: xz, then cut
+	echo "not an archive" >"$T/notes.tar"	# by name
+	newimg "$T/i.img"
+	cp "$T/i.img" "$T/i0.img"
+	run "$E3CP" "$T/cut.tar.xz" "$T/i.img"
+	[ "$status" -ne 0 ] || false
+	assert_output_has "e3cp: $T/cut.tar.xz: archive is damaged or truncated before its first entry (--no-unpack copies it as a file)"
+	same_bytes "$T/i.img" "$T/i0.img"
+	run "$E3CP" "$T/cut.bin" "$T/i.img"
+	[ "$status" -ne 0 ] || false
+	assert_output_has "e3cp: $T/cut.bin: archive is damaged or truncated"
+	same_bytes "$T/i.img" "$T/i0.img"
+	run "$E3CP" "$T/notes.tar" "$T/src" "$T/i.img"
+	[ "$status" -ne 0 ] || false
+	assert_output_has "e3cp: $T/notes.tar: named as an archive, but libarchive reads no archive format in it (--no-unpack copies it as a file)"
+	same_bytes "$T/i.img" "$T/i0.img"
+	# a compressed file that holds no archive, not so named, is a file
+	echo text >"$T/log" && gzip "$T/log" || false
+	run "$E3CP" "$T/log.gz" "$T/i.img"
+	assert_status 0
+	img_has "$T/i.img" /log.gz
+	# e3mkfs -d: refused the same way, auto before the image exists
+	rm -f "$T/m.img"
+	run "$E3MKFS" -q -d "$T/notes.tar" "$T/m.img" auto
+	[ "$status" -ne 0 ] || false
+	assert_output_has "e3mkfs: $T/notes.tar: named as an archive"
+	[ ! -e "$T/m.img" ] || false
+	run "$E3MKFS" -q -d "$T/cut.tar.xz" "$T/m.img" 8M
+	[ "$status" -ne 0 ] || false
+	assert_output_has "e3mkfs: $T/cut.tar.xz: archive is damaged"
+	run debugfs -R "ls /" "$T/m.img"
+	refute_output_has "cut"
+	assert_fsck_clean "$T/m.img"
+}
+
+@test "edges: --no-unpack copies an archive as a file (e3cp and e3mkfs -d)" {
+	mkdir -p "$T/src" && echo hi >"$T/src/f" || false
+	tar -C "$T/src" -czf "$T/r.tgz" . || false
+	echo "not an archive" >"$T/notes.tar"
+	newimg "$T/i.img"
+	run "$E3CP" --no-unpack "$T/r.tgz" "$T/notes.tar" "$T/i.img"
+	assert_status 0
+	assert_img_file "$T/i.img" /r.tgz "$T/r.tgz"
+	assert_img_file "$T/i.img" /notes.tar "$T/notes.tar"
+	run img_has "$T/i.img" /f
+	[ "$status" -ne 0 ] || false
+	rm -f "$T/m.img"
+	run "$E3MKFS" -q --no-unpack -d "$T/r.tgz" "$T/m.img" auto
+	assert_status 0
+	assert_img_file "$T/m.img" /r.tgz "$T/r.tgz"
+	assert_fsck_clean "$T/m.img"
+}

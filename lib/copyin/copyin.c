@@ -468,7 +468,7 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(srcs[i], "-") == 0 || stat(srcs[i], &st) < 0)
 			continue;
-		if (S_ISREG(st.st_mode) && cp_is_archive(srcs[i]))
+		if (c->archive[i])
 			continue;	/* a stream: checked as it goes */
 		if (!c->listings && (err = cp_listings_create(&c->listings)))
 			return err;
@@ -517,7 +517,7 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 	return 0;
 }
 
-static errcode_t copy_one_source(struct cp_ctx *c, const char *src)
+static errcode_t copy_one_source(struct cp_ctx *c, size_t i, const char *src)
 {
 	struct stat st;
 
@@ -525,9 +525,38 @@ static errcode_t copy_one_source(struct cp_ctx *c, const char *src)
 		return cp_archive_copy(c, NULL, c->dest);
 	if (stat(src, &st) < 0)
 		return errno;
-	if (S_ISREG(st.st_mode) && cp_is_archive(src))
+	if (c->archive[i])
 		return cp_archive_copy(c, src, c->dest);
 	return cp_tree_copy(c, src, c->dest);
+}
+
+/* Which sources are archives, decided once before anything is written:
+ * one that cannot be read as the archive its name or content says it
+ * is stops the run here, named (E3_SOURCE_REFUSED: the tool leaves the
+ * image as it was). */
+static errcode_t classify_sources(struct cp_ctx *c, const char *const *srcs,
+				  size_t n)
+{
+	struct stat st;
+	errcode_t err;
+	int bad = 0;
+
+	c->archive = calloc(n ? n : 1, sizeof(*c->archive));
+	if (!c->archive)
+		return ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(srcs[i], "-") == 0 || stat(srcs[i], &st) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		err = cp_source_kind(srcs[i], c->o->no_unpack, &c->archive[i]);
+		if (err == ENOMEM)
+			return err;
+		if (err) {
+			cp_error(c, srcs[i], err);
+			bad = 1;
+		}
+	}
+	return bad ? E3_SOURCE_REFUSED : 0;
 }
 
 static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
@@ -573,6 +602,7 @@ static void teardown(struct cp_ctx *c)
 	free(c->groups);
 	free(c->dirs);
 	free(c->cache_path);
+	free(c->archive);
 	cp_listings_free(c->listings);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->order_lock);
@@ -618,6 +648,9 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 			goto out;
 		}
 	}
+	err = classify_sources(&c, srcs, nsrcs);
+	if (err)
+		goto out;
 	if (o->check_space) {
 		err = check_space(&c, srcs, nsrcs, need_more, free_now);
 		if (err)
@@ -625,7 +658,7 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 	}
 	err = resolve_dest(&c, o->dest);
 	for (size_t i = 0; !err && i < nsrcs; i++)
-		err = copy_one_source(&c, srcs[i]);
+		err = copy_one_source(&c, i, srcs[i]);
 	err2 = cp_flush_batch(&c);
 	if (!err)
 		err = err2;

@@ -91,6 +91,7 @@ struct cp_ctx {
 	double last_progress;		/* [stat_lock] */
 	char *cache_path;		/* last parent resolved (scanner) */
 	struct cp_listings *listings;	/* the measure pass's, or NULL */
+	int *archive;			/* per source: 1 an archive file */
 	/* --overwrite: the space check passed only by counting what the
 	 * replaced entries free, so each removal commits at once to make
 	 * its blocks reusable (scanner only) */
@@ -145,8 +146,13 @@ int cp_mode_readable(const struct cp_ctx *c, const struct stat *st);
 /* Whether err says an image lookup found no such name. */
 int cp_is_missing(errcode_t err);
 
-/* Nonzero when libarchive recognises the file as an archive. */
-int cp_is_archive(const char *path);
+/* Whether the regular file SRC path is an archive to unpack (*archive
+ * 1) or a file to copy (0; always with no_unpack): by content, what
+ * libarchive reads; by name, .tar, .tgz, .zip, .cpio, ... An archive
+ * that cannot be read is an error, never a plain file: E3_ARCHIVE_NAME
+ * (named as one, not one inside), E3_ARCHIVE_UNREADABLE (a format or
+ * filter recognised, then damaged), or the errno of a failed read. */
+errcode_t cp_source_kind(const char *path, int no_unpack, int *archive);
 /* copyin_archive.c: an archive opened for reading (src NULL: stdin) with
  * the formats e3cp takes; an entry's xattrs and ACLs as they will be
  * stored. */

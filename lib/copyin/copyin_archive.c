@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <archive.h>
 #include <archive_entry.h>
 
@@ -387,17 +388,63 @@ errcode_t cp_archive_open(const char *src, struct archive **ret)
 	return 0;
 }
 
-int cp_is_archive(const char *path)
+/* Names that say "archive" (compared without case): a file so named
+ * that libarchive cannot read is an error, not a plain file to copy. */
+static int archive_name(const char *path)
+{
+	static const char *const ext[] = {
+		".tar", ".tgz", ".taz", ".tbz", ".tbz2", ".tb2", ".txz",
+		".tlz", ".tzst", ".tzs", ".cpio", ".zip", ".7z", ".xar",
+		".pax", ".ustar", ".iso",
+	};
+	const char *base = strrchr(path, '/'), *dot;
+	size_t len;
+
+	base = base ? base + 1 : path;
+	/* .tar.gz, .cpio.xz, ...: an archive name with a filter after it */
+	if (strcasestr(base, ".tar.") || strcasestr(base, ".cpio."))
+		return 1;
+	dot = strrchr(base, '.');
+	if (!dot || dot == base)
+		return 0;
+	len = strlen(dot);
+	for (size_t i = 0; i < sizeof(ext) / sizeof(*ext); i++)
+		if (strlen(ext[i]) == len && strcasecmp(dot, ext[i]) == 0)
+			return 1;
+	return 0;
+}
+
+errcode_t cp_source_kind(const char *path, int no_unpack, int *archive)
 {
 	struct archive_entry *e;
 	struct archive *ar;
-	int r;
+	errcode_t err;
+	int r, named = archive_name(path);
 
-	if (cp_archive_open(path, &ar))
+	*archive = 0;
+	if (no_unpack)
 		return 0;
-	r = archive_read_next_header(ar, &e);
-	archive_read_free(ar);
-	return r == ARCHIVE_OK || r == ARCHIVE_WARN || r == ARCHIVE_EOF;
+	err = cp_archive_open(path, &ar);
+	if (!err) {
+		r = archive_read_next_header(ar, &e);
+		if (r == ARCHIVE_OK || r == ARCHIVE_WARN || r == ARCHIVE_EOF)
+			*archive = 1;
+		else
+			err = source_error(ar, 1);
+		archive_read_free(ar);
+	}
+	if (err == ENOMEM || *archive)
+		return err;
+	/* libarchive took it for no format at all (a compressed file that
+	 * is no archive inside, too): a plain file, unless named one */
+	if (err == E3_SOURCE_TYPE)
+		return named ? E3_ARCHIVE_NAME : 0;
+	/* a format or filter recognised, then damaged or cut */
+	if (err == E3_ARCHIVE_BAD)
+		return E3_ARCHIVE_UNREADABLE;
+	/* the system's error reading it: the tree copy reports a plain
+	 * file's; one named as an archive is refused here, with it */
+	return named ? err : 0;
 }
 
 /* Whether this run has made nothing in the image so far. A file handed

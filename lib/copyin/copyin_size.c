@@ -500,26 +500,39 @@ out:
 
 errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
 			    unsigned blocksize, unsigned inode_size,
+			    const struct e3_copyin_opts *o,
 			    struct e3_copyin_need *need)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned threads = cpus > 1 ? (unsigned)(cpus > 16 ? 16 : cpus) : 1;
 	struct e3_copyin_need n;
+	struct stat st;
 	errcode_t err;
+	int archive;
 
 	memset(need, 0, sizeof(*need));
 	for (size_t i = 0; i < nsrcs; i++) {
 		if (strcmp(srcs[i], "-") == 0)
 			return E3_AUTO_NEEDS_TREE;	/* read once, as it
 							   is copied */
-		if (cp_is_archive(srcs[i]))
+		archive = 0;
+		err = 0;
+		if (stat(srcs[i], &st) == 0 && S_ISREG(st.st_mode))
+			err = cp_source_kind(srcs[i], o && o->no_unpack,
+					     &archive);
+		memset(&n, 0, sizeof(n));
+		if (!err && archive)
 			err = cp_measure_archive(srcs[i], blocksize,
 						 inode_size, &n);
-		else
+		else if (!err)
 			err = cp_measure_tree(srcs[i], blocksize, inode_size,
 					      threads, NULL, &n);
-		if (err)
+		if (err) {
+			need->bad_path = n.bad_path ? n.bad_path :
+				strdup(srcs[i]);
+			need->bad_size = n.bad_size;
 			return err;
+		}
 		need->blocks += n.blocks;
 		need->inodes += n.inodes;
 		need->files += n.files;
