@@ -206,6 +206,10 @@ struct e3_copyin_stats {
 	int devtab_failed;	/* the error is the device table's: it
 				   cannot be read, or line devtab_line is
 				   bad; found before anything is written */
+	/* E3_XATTR_TOO_BIG told by the measure (E3_SOURCE_REFUSED): the
+	 * entry's xattr bytes and the image's block size */
+	uint64_t bad_xattr_bytes;
+	unsigned bad_block;
 };
 
 struct e3_copyin_opts {

@@ -95,7 +95,7 @@ static void on_event(void *ctx, enum e3_copyin_event ev, const char *path,
 	case E3_CP_ERROR:
 		if (a->bar_shown)
 			fputc('\n', stderr), a->bar_shown = 0;
-		tool_error(path, err, NULL);
+		tool_copy_error(path, err, st);
 		break;
 	case E3_CP_PROGRESS:
 		if (a->progress)

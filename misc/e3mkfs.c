@@ -426,6 +426,7 @@ static int parse_auto(struct mkfs_opts *o)
 		return 1;
 	}
 	struct e3_copyin_opts co = { .no_unpack = o->no_unpack };
+	int bs_given = o->params.block_size != 0;
 
 	err = e3_copyin_auto_size(o->srcs, o->nsrcs, &co, (unsigned)pct,
 				  &o->params, &g, &need);
@@ -434,10 +435,12 @@ static int parse_auto(struct mkfs_opts *o)
 		return 1;
 	}
 	if (!o->quiet)
-		printf("auto size: %" PRIu64 " bytes (%" PRIu64 " blocks of %u) for "
-		       "%" PRIu64 " blocks and %" PRIu64 " inodes of input + %"
-		       PRIu64 "%%\n", o->params.size, g.blocks, g.block_size,
-		       need.blocks, need.inodes, pct);
+		printf("auto size: %" PRIu64 " bytes (%" PRIu64 " blocks of %u%s) "
+		       "for %" PRIu64 " blocks and %" PRIu64 " inodes of input "
+		       "+ %" PRIu64 "%%\n", o->params.size, g.blocks,
+		       g.block_size, bs_given ? "" : ": auto's block size, "
+		       "whatever the size; -b sets another", need.blocks,
+		       need.inodes, pct);
 	return 0;
 bad:
 	tool_error(o->image, E3_BAD_SIZE, "'%s' (auto or auto+N%%)", o->size_arg);
@@ -449,11 +452,10 @@ static void on_copy_event(void *ctx, enum e3_copyin_event ev, const char *path,
 {
 	char **fatal_path = ctx;
 
-	(void)st;
 	if (ev == E3_CP_SKIP)
 		tool_error(path, err, "skipped");
 	else if (ev == E3_CP_ERROR)
-		tool_error(path, err, NULL);
+		tool_copy_error(path, err, st);
 	else if (ev == E3_CP_FATAL && !*fatal_path)
 		*fatal_path = strdup(path);	/* told with the image's error */
 }

@@ -176,3 +176,55 @@ same_bytes() {
 	assert_img_file "$T/m.img" /r.tgz "$T/r.tgz"
 	assert_fsck_clean "$T/m.img"
 }
+
+# bigx DIR: DIR/bin/ls with a 3,000-byte user xattr
+bigx() {
+	mkdir -p "$1/bin" && cp /bin/ls "$1/bin/ls" || return 1
+	setfattr -n user.big -v "$(head -c 3000 /dev/zero | tr '\0' a)" \
+		"$1/bin/ls" 2>/dev/null || return 2
+}
+
+@test "edges: xattrs too big for 1 KiB blocks: refused by the measure, nothing written" {
+	require_cmd setfattr tar
+	local rc=0
+	bigx "$T/x" || rc=$?
+	[ "$rc" -ne 2 ] || skip "skipped: the host filesystem under /tmp has no user xattrs"
+	[ "$rc" -eq 0 ] || false
+	tar --xattrs --xattrs-include='*' -C "$T/x" -cf "$T/x.tar" . || false
+	newimg "$T/i.img"
+	cp "$T/i.img" "$T/i0.img"
+	local want="3020 bytes of extended attributes, more than a 1024-byte block holds (make the image with -b 4096)"
+	run "$E3CP" "$T/x" "$T/i.img"
+	[ "$status" -ne 0 ] || false
+	assert_output_has "e3cp: $T/x/bin/ls: $want"
+	same_bytes "$T/i.img" "$T/i0.img"
+	run "$E3CP" "$T/x.tar" "$T/i.img"
+	[ "$status" -ne 0 ] || false
+	assert_output_has "e3cp: $T/x.tar: ./bin/ls: $want"
+	same_bytes "$T/i.img" "$T/i0.img"
+	# stdin cannot be measured: the entry fails, and is not left behind
+	run bash -c "cat '$T/x.tar' | '$E3CP' - '$T/i.img'"
+	[ "$status" -ne 0 ] || false
+	assert_output_has "./bin/ls: extended attributes do not fit in one block (a larger block size, -b 4096, may hold them)"
+	run debugfs -R "ls /bin" "$T/i.img"
+	refute_output_has "ls"
+	assert_fsck_clean "$T/i.img"
+	# e3mkfs: a fixed SIZE under 512M (1 KiB blocks) and auto with -b 1024
+	# refuse it the same way; auto says which block size it takes
+	rm -f "$T/m.img"
+	run "$E3MKFS" -q -d "$T/x" "$T/m.img" 256M
+	[ "$status" -ne 0 ] || false
+	assert_output_has "e3mkfs: $T/x/bin/ls: $want"
+	run debugfs -R "ls /" "$T/m.img"
+	refute_output_has "bin"
+	rm -f "$T/m.img"
+	run "$E3MKFS" -q -b 1024 -d "$T/x.tar" "$T/m.img" auto
+	[ "$status" -ne 0 ] || false
+	assert_output_has "e3mkfs: $T/x.tar: ./bin/ls: $want"
+	[ ! -e "$T/m.img" ] || false
+	run "$E3MKFS" -d "$T/x" "$T/m.img" auto
+	assert_status 0
+	assert_output_has "blocks of 4096: auto's block size, whatever the size; -b sets another)"
+	run debugfs -R "ea_list /bin/ls" "$T/m.img"
+	assert_output_has "user.big (3000)"
+}

@@ -373,6 +373,17 @@ errcode_t cp_set_xattrs(struct cp_ctx *c, ext2_ino_t ino,
 	return 0;
 }
 
+errcode_t cp_unmake(struct cp_ctx *c, ext2_ino_t parent, const char *name,
+		    errcode_t why)
+{
+	errcode_t err;
+
+	if (!cp_entry_error(why))
+		return why;	/* the image's trouble: leave it alone */
+	err = e3_remove(c->img, parent, name);
+	return err && !cp_is_missing(err) ? err : why;
+}
+
 /* Directories get their final attributes last; a directory met twice
  * (merged sources) keeps the later attributes. */
 errcode_t cp_defer_dirattr(struct cp_ctx *c, ext2_ino_t ino,
@@ -447,8 +458,30 @@ static errcode_t resolve_dest(struct cp_ctx *c, const char *dest)
 	return err;
 }
 
-/* Sources known before anything is written (trees, plain files) are
- * measured and compared with the free space. */
+/* An entry the measure found cannot be copied at all (xattrs too big
+ * for the block size): told, naming it (inside an archive: "SRC: entry"),
+ * and the run stops before anything is written. */
+static errcode_t refuse_entry(struct cp_ctx *c, const char *src, int archive,
+			      errcode_t err, struct e3_copyin_need *need)
+{
+	char *path = need->bad_path;
+
+	if (archive && asprintf(&path, "%s: %s", src, need->bad_path) < 0)
+		path = NULL;
+	pthread_mutex_lock(&c->stat_lock);
+	c->st->bad_xattr_bytes = err == E3_XATTR_TOO_BIG ? need->bad_size : 0;
+	c->st->bad_block = need->bad_block;
+	pthread_mutex_unlock(&c->stat_lock);
+	cp_error(c, path ? path : need->bad_path, err);
+	if (path != need->bad_path)
+		free(path);
+	free(need->bad_path);
+	need->bad_path = NULL;
+	return E3_SOURCE_REFUSED;
+}
+
+/* Sources known before anything is written (trees, plain files, archive
+ * files) are measured and compared with the free space. */
 static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			     size_t n, uint64_t *need_more, uint64_t *free_now)
 {
@@ -468,13 +501,23 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(srcs[i], "-") == 0 || stat(srcs[i], &st) < 0)
 			continue;
-		if (c->archive[i])
-			continue;	/* a stream: checked as it goes */
-		if (!c->listings && (err = cp_listings_create(&c->listings)))
-			return err;
-		err = cp_measure_tree(srcs[i], bs, isz,
-				      c->o->threads ? c->o->threads : 1,
-				      c->listings, &need);
+		memset(&need, 0, sizeof(need));
+		if (c->archive[i]) {
+			/* read once ahead, as e3mkfs auto does: an archive
+			 * that does not fit is refused before it is begun,
+			 * not found full half way */
+			err = cp_measure_archive(srcs[i], bs, isz, &need);
+		} else {
+			if (!c->listings &&
+			    (err = cp_listings_create(&c->listings)))
+				return err;
+			err = cp_measure_tree(srcs[i], bs, isz,
+					      c->o->threads ? c->o->threads : 1,
+					      c->listings, &need);
+		}
+		if (err && need.bad_path)
+			return refuse_entry(c, srcs[i], c->archive[i], err,
+					    &need);
 		if (err)
 			return err;
 		total.blocks += need.blocks;

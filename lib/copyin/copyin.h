@@ -205,6 +205,11 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 			  const char *name, const char *path);
 errcode_t cp_set_xattrs(struct cp_ctx *c, ext2_ino_t ino,
 			const struct cp_xattrs *x, const char *path);
+/* A file, symlink or device just made whose copy failed over the entry
+ * itself (why: its xattrs do not fit): removed again, so that no entry
+ * looks copied that is not; returns why (or the removal's error). */
+errcode_t cp_unmake(struct cp_ctx *c, ext2_ino_t parent, const char *name,
+		    errcode_t why);
 errcode_t cp_defer_dirattr(struct cp_ctx *c, ext2_ino_t ino,
 			   const struct e3_attr *a);
 void cp_count_file(struct cp_ctx *c, uint64_t bytes, const char *path);
@@ -375,5 +380,10 @@ int cp_next_region(int fd, off_t off, uint64_t size, off_t *data,
  * take when they do not fit in an inode of inode_size bytes (after the
  * 32 extra bytes mke2fs asks for). */
 uint64_t cp_xattr_room_blocks(unsigned inode_size, uint64_t need);
+/* E3_XATTR_TOO_BIG when xattrs of need bytes so counted, the largest
+ * entry taking largest of them, cannot fit an inode of inode_size bytes
+ * and one block of bs bytes whatever the packing. */
+errcode_t cp_xattr_check(unsigned bs, unsigned inode_size, uint64_t need,
+			 uint64_t largest);
 
 #endif

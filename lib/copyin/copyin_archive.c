@@ -268,7 +268,11 @@ static errcode_t make_regular(struct arc *s, struct archive_entry *e,
 	pcopy = err ? NULL : strdup(path);
 	if (!pcopy) {
 		err2 = e3_file_close(f);
-		return err ? err : err2 ? err2 : ENOMEM;
+		err = err ? err : err2 ? err2 : ENOMEM;
+		/* xattrs that would not go on: no file without them (one
+		 * whose data could not be read keeps what was read) */
+		return err == E3_ARCHIVE_BAD ? err :
+		       cp_unmake(s->c, parent, leaf, err);
 	}
 	p = &s->pend[s->npend++];
 	*p = (struct arc_pending){ .f = f, .path = pcopy, .size = written };
@@ -331,8 +335,8 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 	default:
 		return E3_BAD_FILE_TYPE;
 	}
-	if (!err)
-		err = cp_set_xattrs(c, ino, &s->x, path);
+	if (!err && (err = cp_set_xattrs(c, ino, &s->x, path)))
+		return cp_unmake(c, parent, leaf, err);
 	if (!err)
 		cp_count_file(c, 0, path);
 	return err;

@@ -103,18 +103,33 @@ static errcode_t get_dir(struct asize *m, const char *path, size_t len,
 }
 
 /* Room for xattrs as copyin_size.c reckons it: in a large inode after
- * its extra fields, else one block. */
-static uint64_t xattr_blocks(unsigned isz, const struct cp_xattrs *x)
+ * its extra fields, else one block; E3_XATTR_TOO_BIG (the entry named in
+ * need) when they cannot fit at all. */
+static errcode_t xattr_blocks(struct asize *m, const char *path,
+			      uint64_t *blocks)
 {
-	uint64_t need = 4;
+	const struct cp_xattrs *x = &m->x;
+	uint64_t need = 4, one, largest = 0;
+	errcode_t err;
 
 	for (size_t i = 0; i < x->n; i++) {
 		const char *dot = strchr(x->v[i].name, '.');
 
-		need += 16 + ((strlen(dot ? dot + 1 : x->v[i].name) + 3) & ~3u) +
-			((x->v[i].size + 3) & ~(size_t)3);
+		one = 16 + ((strlen(dot ? dot + 1 : x->v[i].name) + 3) & ~3u) +
+		      ((x->v[i].size + 3) & ~(size_t)3);
+		need += one;
+		if (one > largest)
+			largest = one;
 	}
-	return cp_xattr_room_blocks(isz, need);
+	err = cp_xattr_check(m->bs, m->isz, need, largest);
+	if (err) {
+		m->need->bad_path = strdup(path);
+		m->need->bad_size = need - 4;
+		m->need->bad_block = m->bs;
+		return err;
+	}
+	*blocks = cp_xattr_room_blocks(m->isz, need);
+	return 0;
 }
 
 /* Data and indirect blocks of a regular file: its sparse map's regions
@@ -143,6 +158,7 @@ static errcode_t count_entry(struct asize *m, struct archive_entry *e)
 	struct adir *parent, *self;
 	const char *slash;
 	mode_t type = archive_entry_filetype(e);
+	uint64_t xb;
 	errcode_t err;
 	size_t len;
 	char *rel;
@@ -170,9 +186,11 @@ static errcode_t count_entry(struct asize *m, struct archive_entry *e)
 	if (err || archive_entry_hardlink(e))
 		return err;		/* a link: a name, no inode */
 	err = cp_archive_xattrs(e, &m->x);
+	if (!err)
+		err = xattr_blocks(m, name, &xb);
 	if (err)
 		return err;
-	need->blocks += xattr_blocks(m->isz, &m->x);
+	need->blocks += xb;
 	if (type == AE_IFDIR)
 		return 0;		/* counted by get_dir */
 	need->inodes++;

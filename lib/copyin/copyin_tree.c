@@ -628,7 +628,8 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 		e3_file_close(f);
 		if (fd >= 0)
 			close(fd);
-		return err ? err : ENOMEM;
+		/* never a file that looks copied and is not */
+		return cp_unmake(c, parent, name, err ? err : ENOMEM);
 	}
 	*j = (struct file_job){ .c = c, .f = f, .fd = fd,
 				.dir = fd < 0 ? dir_get(w->dir) : NULL,
@@ -679,8 +680,8 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 	} else {
 		err = e3_mknod(c->img, parent, name, a, st->st_rdev, ino);
 	}
-	if (!err)
-		err = cp_set_xattrs(c, *ino, &w->x, path);
+	if (!err && (err = cp_set_xattrs(c, *ino, &w->x, path)))
+		return cp_unmake(c, parent, name, err);
 	if (!err)
 		cp_count_file(c, 0, path);
 	return err;
