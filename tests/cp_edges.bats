@@ -228,3 +228,28 @@ bigx() {
 	run debugfs -R "ea_list /bin/ls" "$T/m.img"
 	assert_output_has "user.big (3000)"
 }
+
+@test "edges: an archive file that does not fit is refused before anything is written" {
+	mkdir -p "$T/src" || false
+	head -c 3000000 /dev/urandom >"$T/src/a" || false
+	head -c 6000000 /dev/urandom >"$T/src/b" || false
+	tar -C "$T/src" -czf "$T/big.tgz" a b || false
+	newimg "$T/i.img"
+	cp "$T/i.img" "$T/i0.img"
+	run "$E3CP" "$T/big.tgz" "$T/i.img"
+	[ "$status" -ne 0 ] || false
+	assert_output_has "e3cp: $T/i.img: image full: need"
+	same_bytes "$T/i.img" "$T/i0.img"
+	# with a tree before it, neither is begun
+	run "$E3CP" "$T/src/a" "$T/big.tgz" "$T/i.img"
+	[ "$status" -ne 0 ] || false
+	same_bytes "$T/i.img" "$T/i0.img"
+	# e3mkfs -d with a fixed SIZE: refused, the image left empty
+	rm -f "$T/m.img"
+	run "$E3MKFS" -q -d "$T/big.tgz" "$T/m.img" 8M
+	[ "$status" -ne 0 ] || false
+	assert_output_has "image full"
+	run debugfs -R "ls /" "$T/m.img"
+	refute_output_has " b "
+	assert_fsck_clean "$T/m.img"
+}

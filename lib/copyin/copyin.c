@@ -507,6 +507,11 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			 * that does not fit is refused before it is begun,
 			 * not found full half way */
 			err = cp_measure_archive(srcs[i], bs, isz, &need);
+			/* damaged further on: counted up to there, where the
+			 * copy stops too, telling it (what came before stays,
+			 * as with tar -x) */
+			if (err == E3_ARCHIVE_BAD)
+				err = 0;
 		} else {
 			if (!c->listings &&
 			    (err = cp_listings_create(&c->listings)))
