@@ -253,3 +253,51 @@ bigx() {
 	refute_output_has " b "
 	assert_fsck_clean "$T/m.img"
 }
+
+# timestar OUT: a pax archive of one-byte files whose mtimes lie inside
+# and outside ext3's range (INT64_MAX, year 2500, 2400.5, -9e9, INT64_MIN)
+timestar() {
+	python3 - "$1" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    for name, mt in (("max", 9223372036854775807), ("y2500", 16725225600),
+                     ("y2400", 13569465600.5), ("old", -9000000000),
+                     ("min", -9223372036854775808)):
+        ti = tarfile.TarInfo(name)
+        ti.size = 1
+        ti.mtime = mt
+        t.addfile(ti, io.BytesIO(b"x"))
+PY
+}
+
+# mtime_of IMG PATH: debugfs' mtime line (raw fields and date)
+mtime_of() {
+	debugfs -R "stat /$2" "$1" 2>/dev/null | grep -o 'mtime: .*'
+}
+
+@test "edges: archive times past ext3's range are clamped as the kernel does" {
+	timestar "$T/t.tar" || false
+	# 256-byte inodes: epoch bits reach 2446-05-10 22:38:55 (15032385535)
+	newimg "$T/i.img" 8M -I 256
+	run "$E3CP" "$T/t.tar" "$T/i.img"
+	assert_status 0
+	[ "$(mtime_of "$T/i.img" max)" = "mtime: 0x7fffffff:00000003 -- Thu May 10 22:38:55 2446" ] || false
+	[ "$(mtime_of "$T/i.img" y2500)" = "mtime: 0x7fffffff:00000003 -- Thu May 10 22:38:55 2446" ] || false
+	# inside the range: kept, nanoseconds too (0.5 s: 0x77359400 << 2 | epoch 3)
+	[ "$(mtime_of "$T/i.img" y2400)" = "mtime: 0x28cd9d00:77359403 -- Sat Jan  1 00:00:00 2400" ] || false
+	[ "$(mtime_of "$T/i.img" old)" = "mtime: 0x80000000:00000000 -- Fri Dec 13 20:45:52 1901" ] || false
+	[ "$(mtime_of "$T/i.img" min)" = "mtime: 0x80000000:00000000 -- Fri Dec 13 20:45:52 1901" ] || false
+	assert_fsck_clean "$T/i.img"
+	# 128-byte inodes: 32 signed bits
+	newimg "$T/s.img" 8M -I 128
+	run "$E3CP" "$T/t.tar" "$T/s.img"
+	assert_status 0
+	[ "$(mtime_of "$T/s.img" y2500)" = "mtime: 0x7fffffff -- Tue Jan 19 03:14:07 2038" ] || false
+	[ "$(mtime_of "$T/s.img" old)" = "mtime: 0x80000000 -- Fri Dec 13 20:45:52 1901" ] || false
+	assert_fsck_clean "$T/s.img"
+	require_root
+	mount_ro "$T/i.img"
+	[ "$(stat -c %Y "$MNT/y2500")" = 15032385535 ] || false
+	[ "$(stat -c %Y "$MNT/max")" = 15032385535 ] || false
+	[ "$(stat -c %Y "$MNT/old")" = -2147483648 ] || false
+}

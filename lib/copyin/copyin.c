@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -109,6 +111,24 @@ static void clamp(struct timespec *t, int64_t epoch)
 	}
 }
 
+/* The range an inode of this image holds, as the kernel's ext4 sets
+ * s_time_min/s_time_max: 32 signed bits of seconds, and with the *_extra
+ * fields (large inodes) two more epoch bits, up to 2446-05-10. */
+#define CP_TIME_MIN ((int64_t)INT32_MIN)
+#define CP_TIME_MAX_EXTRA (((int64_t)1 << 34) - 1 + INT32_MIN)
+
+static void clamp_range(struct timespec *t, int64_t lo, int64_t hi)
+{
+	/* at either end the nanoseconds go too, as timestamp_truncate does */
+	if (t->tv_sec <= lo) {
+		t->tv_sec = (time_t)lo;
+		t->tv_nsec = 0;
+	} else if (t->tv_sec >= hi) {
+		t->tv_sec = (time_t)hi;
+		t->tv_nsec = 0;
+	}
+}
+
 void cp_map_attr(struct cp_ctx *c, struct e3_attr *a)
 {
 	const struct e3_copyin_opts *o = c->o;
@@ -125,6 +145,11 @@ void cp_map_attr(struct cp_ctx *c, struct e3_attr *a)
 		clamp(&a->mtime, c->epoch);
 		clamp(&a->ctime, c->epoch);
 	}
+	/* a time past what the inode holds (an archive's year 2500, or
+	 * INT64_MAX) is the latest it holds, not a wrapped one */
+	clamp_range(&a->atime, CP_TIME_MIN, c->time_max);
+	clamp_range(&a->mtime, CP_TIME_MIN, c->time_max);
+	clamp_range(&a->ctime, CP_TIME_MIN, c->time_max);
 }
 
 void cp_now(const struct cp_ctx *c, struct timespec *ts)
@@ -617,6 +642,10 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 	memset(c, 0, sizeof(*c));
 	c->img = img;
 	c->bs = img->fs->blocksize;	/* fixed for the image's life */
+	/* room for the *_extra times: e3_inode_set_attr's test */
+	c->time_max = EXT2_INODE_SIZE(img->fs->super) >=
+		      offsetof(struct ext2_inode_large, i_atime_extra) +
+		      sizeof(uint32_t) ? CP_TIME_MAX_EXTRA : INT32_MAX;
 	c->o = o;
 	c->st = st;
 	c->epoch = o->clamp_time;

@@ -88,6 +88,7 @@ struct cp_ctx {
 	struct cp_dirattr *dirs;	/* deferred directory attributes */
 	size_t ndirs, capdirs;
 	int64_t epoch;			/* clamp, -1: none */
+	int64_t time_max;		/* the latest time an inode holds */
 	double last_progress;		/* [stat_lock] */
 	char *cache_path;		/* last parent resolved (scanner) */
 	struct cp_listings *listings;	/* the measure pass's, or NULL */
