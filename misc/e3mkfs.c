@@ -425,7 +425,8 @@ static int parse_auto(struct mkfs_opts *o)
 		tool_error(o->image, E3_BAD_SIZE, "'%s' needs -d SRC", o->size_arg);
 		return 1;
 	}
-	struct e3_copyin_opts co = { .no_unpack = o->no_unpack };
+	struct e3_copyin_opts co = { .no_unpack = o->no_unpack,
+				     .keep_zeros = o->keep_zeros };
 	int bs_given = o->params.block_size != 0;
 
 	err = e3_copyin_auto_size(o->srcs, o->nsrcs, &co, (unsigned)pct,

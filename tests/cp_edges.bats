@@ -301,3 +301,58 @@ mtime_of() {
 	[ "$(stat -c %Y "$MNT/max")" = 15032385535 ] || false
 	[ "$(stat -c %Y "$MNT/old")" = -2147483648 ] || false
 }
+
+# blockcount IMG PATH: the 512-byte sectors debugfs says PATH holds
+blockcount() {
+	debugfs -R "stat \"$2\"" "$1" 2>/dev/null | sed -n 's/.*Blockcount: \([0-9]*\).*/\1/p'
+}
+
+# zerotree DIR: 8 MB of zeros, and a file of data, zeros, data, zeros
+zerotree() {
+	mkdir -p "$1" || return 1
+	head -c 8000000 /dev/zero >"$1/zeros" || return 1
+	{ head -c 5000 /dev/urandom; head -c 100000 /dev/zero
+	  head -c 3 /dev/urandom; head -c 9000 /dev/zero; } >"$1/mixed" || return 1
+}
+
+@test "edges: all-zero blocks are holes by default, from trees and archives; --keep-zeros writes them" {
+	zerotree "$T/z" || false
+	tar -C "$T/z" -czf "$T/z.tgz" . || false
+	# a tree, 1 KiB blocks: no block for the zeros file; mixed keeps its
+	# 5 + 1 data blocks and the indirect block that maps the second
+	newimg "$T/i.img" 16M
+	run "$E3CP" "$T/z" "$T/i.img"
+	assert_status 0
+	[ "$(blockcount "$T/i.img" /zeros)" = 0 ] || false
+	[ "$(blockcount "$T/i.img" /mixed)" = 14 ] || false
+	assert_img_file "$T/i.img" /zeros "$T/z/zeros"
+	assert_img_file "$T/i.img" /mixed "$T/z/mixed"
+	assert_fsck_clean "$T/i.img"
+	# the same from the archive, e3cp and e3mkfs -d (auto counts the
+	# holes: 8 MB of zeros need no room)
+	newimg "$T/a.img" 16M
+	run "$E3CP" "$T/z.tgz" "$T/a.img"
+	assert_status 0
+	[ "$(blockcount "$T/a.img" /zeros)" = 0 ] || false
+	[ "$(blockcount "$T/a.img" /mixed)" = 14 ] || false
+	assert_img_file "$T/a.img" /mixed "$T/z/mixed"
+	rm -f "$T/m.img"
+	run "$E3MKFS" -d "$T/z.tgz" "$T/m.img" auto
+	assert_status 0
+	assert_output_has "for 5 blocks and 2 inodes of input"
+	[ "$(blockcount "$T/m.img" /zeros)" = 0 ] || false
+	assert_img_file "$T/m.img" /zeros "$T/z/zeros"
+	assert_img_file "$T/m.img" /mixed "$T/z/mixed"
+	assert_fsck_clean "$T/m.img"
+	# --keep-zeros: every block written
+	newimg "$T/k.img" 16M
+	run "$E3CP" --keep-zeros "$T/z" "$T/k.img"
+	assert_status 0
+	[ "$(blockcount "$T/k.img" /zeros)" -ge 15625 ] || false
+	rm -f "$T/m.img"
+	run "$E3MKFS" -q --keep-zeros -d "$T/z.tgz" "$T/m.img" auto
+	assert_status 0
+	[ "$(blockcount "$T/m.img" /zeros)" -ge 15625 ] || false
+	assert_img_file "$T/m.img" /zeros "$T/z/zeros"
+	assert_fsck_clean "$T/m.img"
+}

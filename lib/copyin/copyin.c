@@ -531,7 +531,8 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			/* read once ahead, as e3mkfs auto does: an archive
 			 * that does not fit is refused before it is begun,
 			 * not found full half way */
-			err = cp_measure_archive(srcs[i], bs, isz, &need);
+			err = cp_measure_archive(srcs[i], bs, isz,
+						 c->o->keep_zeros, &need);
 			/* damaged further on: counted up to there, where the
 			 * copy stops too, telling it (what came before stays,
 			 * as with tar -x) */

@@ -174,10 +174,34 @@ errcode_t cp_acl_from_archive(struct archive_entry *e, int type,
 int cp_acl_xattr_name(const char *name);
 void cp_acl_map_ids(const struct e3_copyin_opts *o, unsigned char *value,
 		    size_t size);
+/* copyin_zero.c: all-zero blocks of file data left as holes. A writer
+ * for one file, fed chunks at increasing offsets; keep: everything
+ * written as it comes (--keep-zeros). */
+struct cp_zw {
+	e3_file_t *f;
+	unsigned bs;
+	int keep;
+	unsigned char *carry;		/* a block cut by a chunk's edge */
+	uint64_t carry_off;
+	size_t carry_len;
+};
+errcode_t cp_zw_init(struct cp_zw *z, e3_file_t *f, unsigned bs, int keep);
+errcode_t cp_zw_write(struct cp_zw *z, const void *buf, size_t len,
+		      uint64_t off);
+/* Writes what is carried (call before the file's size is set). */
+errcode_t cp_zw_finish(struct cp_zw *z);
+void cp_zw_free(struct cp_zw *z);
+/* 1 when n bytes at p are all zero. */
+int cp_zero(const void *p, size_t n);
+/* Where in buf (file offset off) the first whole image block of zeros
+ * begins; len when there is none. */
+size_t cp_zero_block_at(const void *buf, size_t len, uint64_t off,
+			unsigned bs);
 /* copyin_archsize.c: what an archive file needs (cp_measure_tree's
  * counts for a tree), read once ahead of the copy. */
 errcode_t cp_measure_archive(const char *src, unsigned blocksize,
-			     unsigned inode_size, struct e3_copyin_need *need);
+			     unsigned inode_size, int keep_zeros,
+			     struct e3_copyin_need *need);
 
 /* Owner maps, --owner and the SOURCE_DATE_EPOCH clamp applied to a
  * source's attributes. */

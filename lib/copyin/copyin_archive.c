@@ -154,30 +154,40 @@ static errcode_t make_link(struct cp_ctx *c, const char *hl, const char *rel,
 	return err;
 }
 
-/* The entry's data into f; size E3_SIZE_UNKNOWN: as much as the stream
- * holds (*written says how much). */
-static errcode_t write_data(struct archive *ar, e3_file_t *f, uint64_t size,
-			    uint64_t *written)
+/* The entry's data into f, all-zero blocks left as holes unless keep;
+ * size E3_SIZE_UNKNOWN: as much as the stream holds (*written says how
+ * much). */
+static errcode_t write_data(struct archive *ar, e3_file_t *f, unsigned bs,
+			    int keep, uint64_t size, uint64_t *written)
 {
 	const void *buf;
 	size_t len;
 	la_int64_t off;
+	struct cp_zw z;
 	errcode_t err;
 	int r;
 
+	err = cp_zw_init(&z, f, bs, keep);
+	if (err)
+		return err;
 	while ((r = archive_read_data_block(ar, &buf, &len, &off)) == ARCHIVE_OK) {
 		if (len == 0)
 			continue;
-		err = e3_file_pwrite(f, buf, len, (uint64_t)off);
+		err = cp_zw_write(&z, buf, len, (uint64_t)off);
 		if (err)
-			return err;
+			break;
 		if ((uint64_t)off + len > *written)
 			*written = (uint64_t)off + len;
 	}
+	if (!err)
+		err = cp_zw_finish(&z);
+	cp_zw_free(&z);
+	if (err)
+		return err;
 	if (r != ARCHIVE_EOF)
 		return E3_ARCHIVE_BAD;	/* the source's fault, not the image's */
 	if (size == E3_SIZE_UNKNOWN)
-		return 0;	/* the size is what was written */
+		return e3_file_set_size(f, *written);	/* a hole at the end */
 	*written = size;
 	return e3_file_set_size(f, size);
 }
@@ -262,7 +272,8 @@ static errcode_t make_regular(struct arc *s, struct archive_entry *e,
 		return err;
 	err = cp_set_xattrs(s->c, e3_file_ino(f), &s->x, path);
 	if (!err)
-		err = write_data(s->ar, f, size, &written);
+		err = write_data(s->ar, f, s->c->bs, s->c->o->keep_zeros, size,
+				 &written);
 	if (err == E3_ARCHIVE_BAD)
 		s->broken = 1;
 	pcopy = err ? NULL : strdup(path);

@@ -587,7 +587,8 @@ errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
 		memset(&n, 0, sizeof(n));
 		if (!err && archive)
 			err = cp_measure_archive(srcs[i], blocksize,
-						 inode_size, &n);
+						 inode_size,
+						 o && o->keep_zeros, &n);
 		else if (!err)
 			err = cp_measure_tree(srcs[i], blocksize, inode_size,
 					      threads, NULL, &n);
