@@ -551,8 +551,13 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 					    &need);
 		if (err)
 			return err;
-		total.blocks += need.blocks;
-		total.inodes += need.inodes;
+		/* --overwrite: what an archive replaces is not looked up
+		 * (copyin_credit.c knows trees), so its space is found as it
+		 * goes, as before it was measured; its xattrs still are */
+		if (!(c->archive[i] && c->o->overwrite)) {
+			total.blocks += need.blocks;
+			total.inodes += need.inodes;
+		}
 		/* the progress line's ETA */
 		c->st->total_files += need.files + need.dirs;
 		c->st->total_bytes += need.bytes;
