@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# The build, then every program `make check` calls (tests/*.bats,
+# The build (libselinux1-dev: copy-in's --file-contexts), then every program `make check` calls (tests/*.bats,
 # tests/*.sh, bench/fuzz.sh): a test skips only for what setup cannot
 # give (not root, no loop device, no user xattrs on the host
 # filesystem); a program missing from here is a failure, not a skip.
@@ -23,7 +23,7 @@ cd "$(dirname "$0")"
 #   jq                JSON checks of e3debugfs -J
 #   librsvg2-bin      rsvg-convert: the block-map pictures must render
 PKGS=(build-essential autoconf pkgconf libext2fs-dev comerr-dev uuid-dev
-      zlib1g-dev libarchive-dev libbsd-dev e2fsprogs bats gnuplot-nox
+      zlib1g-dev libarchive-dev libbsd-dev libselinux1-dev e2fsprogs bats gnuplot-nox
       genext2fs acl attr zstd xz-utils bzip2 time
       python3 zip cpio libarchive-tools util-linux mount passwd
       ss-dev jq librsvg2-bin)

@@ -231,6 +231,10 @@ struct e3_copyin_opts {
 	int no_unpack;			/* a SRC archive is a file to copy */
 	int keep_zeros;			/* write all-zero blocks (default:
 					   they stay holes) */
+	const char *file_contexts;	/* SELinux file_contexts: label
+					   every entry copied, or NULL */
+	const char *selinux_root;	/* where the image is mounted, for
+					   the lookups; NULL: "/" */
 	void (*event)(void *ctx, enum e3_copyin_event ev, const char *path,
 		      errcode_t err, const struct e3_copyin_stats *st);
 	void *event_ctx;

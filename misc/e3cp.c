@@ -52,7 +52,10 @@ static void usage(FILE *f)
 "                       SOURCE_DATE_EPOCH, which clamps every timestamp)\n"
 "  --alloc=MODE         rbtree (default), list or none\n"
 "  --no-unpack          copy archive SRCs as files, not their contents\n"
-"  --keep-zeros         write all-zero blocks (default: they stay holes)\n",
+"  --keep-zeros         write all-zero blocks (default: they stay holes)\n"
+"  --file-contexts FILE label every entry copied (security.selinux) from\n"
+"                       an SELinux file_contexts file\n"
+"  --selinux-root PATH  where the image is mounted, for those lookups\n",
 		tool_name());
 }
 
@@ -139,7 +142,7 @@ static int add_map(struct e3_idmap **m, size_t *n, const char *s)
 
 enum { OPT_OWNER = 256, OPT_UIDMAP, OPT_GIDMAP, OPT_OVERWRITE, OPT_PROGRESS,
        OPT_QUIET, OPT_REPRO, OPT_ALLOC, OPT_FORCE, OPT_NO_UNPACK,
-       OPT_KEEP_ZEROS };
+       OPT_KEEP_ZEROS, OPT_FILE_CONTEXTS, OPT_SELINUX_ROOT };
 
 static const struct option long_opts[] = {
 	{ "owner", required_argument, NULL, OPT_OWNER },
@@ -156,6 +159,8 @@ static const struct option long_opts[] = {
 	{ "alloc", required_argument, NULL, OPT_ALLOC },
 	{ "no-unpack", no_argument, NULL, OPT_NO_UNPACK },
 	{ "keep-zeros", no_argument, NULL, OPT_KEEP_ZEROS },
+	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
+	{ "selinux-root", required_argument, NULL, OPT_SELINUX_ROOT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -182,6 +187,8 @@ static int parse_opt(struct cp_args *a, int c, const char *arg,
 	case OPT_OVERWRITE: a->o.overwrite = 1; return 0;
 	case OPT_NO_UNPACK: a->o.no_unpack = 1; return 0;
 	case OPT_KEEP_ZEROS: a->o.keep_zeros = 1; return 0;
+	case OPT_FILE_CONTEXTS: a->o.file_contexts = arg; return 0;
+	case OPT_SELINUX_ROOT: a->o.selinux_root = arg; return 0;
 	case OPT_FORCE: a->open.flags |= E3_OPEN_FORCE; return 0;
 	case 'j':
 		if (parse_uint(arg, 1, 1024, &v) == 0) {

@@ -36,9 +36,12 @@ struct mkfs_opts {
 	enum e3_alloc_mode alloc;	/* --alloc, for -d */
 	unsigned jobs;			/* -j, for -d; 0: number of CPUs */
 	int no_unpack, keep_zeros;	/* --no-unpack, --keep-zeros */
+	const char *file_contexts;	/* --file-contexts */
+	const char *selinux_root;	/* --selinux-root */
 };
 
-enum { OPT_NO_UNPACK = 256, OPT_KEEP_ZEROS };
+enum { OPT_NO_UNPACK = 256, OPT_KEEP_ZEROS, OPT_FILE_CONTEXTS,
+       OPT_SELINUX_ROOT };
 
 static void usage(FILE *f)
 {
@@ -68,6 +71,9 @@ static void usage(FILE *f)
 "                 through e3cp's engine; SIZE auto[+N%%] fits it to the input\n"
 "  --no-unpack    with -d: archive SRCs are files to copy, not unpacked\n"
 "  --keep-zeros   with -d: write all-zero blocks (default: holes)\n"
+"  --file-contexts FILE  with -d: label every entry from an SELinux\n"
+"                 file_contexts file (--selinux-root PATH: the image's\n"
+"                 mount point for the lookups)\n"
 "  -n             print the geometry, write nothing\n"
 "  -q             quiet\n"
 "  -F             overwrite an IMAGE that holds data\n"
@@ -268,6 +274,8 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 		break;
 	case OPT_NO_UNPACK: o->no_unpack = 1; break;
 	case OPT_KEEP_ZEROS: o->keep_zeros = 1; break;
+	case OPT_FILE_CONTEXTS: o->file_contexts = arg; break;
+	case OPT_SELINUX_ROOT: o->selinux_root = arg; break;
 	case 'n': o->dry_run = 1; break;
 	case 'q': o->quiet = 1; break;
 	case 'F': o->force = 1; break;
@@ -285,6 +293,8 @@ static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 		{ "alloc", required_argument, NULL, 'A' },
 		{ "no-unpack", no_argument, NULL, OPT_NO_UNPACK },
 		{ "keep-zeros", no_argument, NULL, OPT_KEEP_ZEROS },
+		{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
+		{ "selinux-root", required_argument, NULL, OPT_SELINUX_ROOT },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -477,6 +487,8 @@ static int fill(struct mkfs_opts *o)
 	co.threads = o->jobs ? o->jobs : ncpu > 0 ? (unsigned)ncpu : 1;
 	co.no_unpack = o->no_unpack;
 	co.keep_zeros = o->keep_zeros;
+	co.file_contexts = o->file_contexts;
+	co.selinux_root = o->selinux_root;
 	/* the tree is measured (again, after auto sizing) before anything
 	 * is written: a SIZE too small is refused up front rather than
 	 * found full half way, and the measure pass's listings let the

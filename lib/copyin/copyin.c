@@ -686,6 +686,7 @@ static void teardown(struct cp_ctx *c)
 	free(c->dirs);
 	free(c->cache_path);
 	free(c->archive);
+	cp_label_close(c->label);
 	cp_listings_free(c->listings);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->order_lock);
@@ -734,6 +735,14 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 	err = classify_sources(&c, srcs, nsrcs);
 	if (err)
 		goto out;
+	if (o->file_contexts) {
+		err = cp_label_open(o->file_contexts, &c.label);
+		if (err) {
+			cp_error(&c, o->file_contexts, err);
+			err = E3_SOURCE_REFUSED;
+			goto out;
+		}
+	}
 	if (o->check_space) {
 		err = check_space(&c, srcs, nsrcs, need_more, free_now);
 		if (err)
@@ -753,6 +762,8 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 		err = err2;
 	if (!err && o->devtab)
 		err = cp_devtab_apply(&c, &devtab);
+	if (!err && c.label)
+		err = cp_label_tree(&c);
 	if (!err)
 		err = finish(&c);
 	if (o->event)

@@ -71,6 +71,7 @@ static inline int *cp_noatime_for(struct cp_noatime *n, uid_t owner)
 
 /* The engine's state for one e3_copyin_run. */
 struct file_job;
+struct selabel_handle;
 
 struct cp_ctx {
 	e3_image_t *img;
@@ -93,6 +94,7 @@ struct cp_ctx {
 	char *cache_path;		/* last parent resolved (scanner) */
 	struct cp_listings *listings;	/* the measure pass's, or NULL */
 	int *archive;			/* per source: 1 an archive file */
+	struct selabel_handle *label;	/* --file-contexts, or NULL */
 	/* --overwrite: the space check passed only by counting what the
 	 * replaced entries free, so each removal commits at once to make
 	 * its blocks reusable (scanner only) */
@@ -174,6 +176,12 @@ errcode_t cp_acl_from_archive(struct archive_entry *e, int type,
 int cp_acl_xattr_name(const char *name);
 void cp_acl_map_ids(const struct e3_copyin_opts *o, unsigned char *value,
 		    size_t size);
+/* copyin_label.c: --file-contexts. open reads the file (an errno or
+ * E3_FILE_CONTEXTS_BAD); cp_label_tree labels the destination and all
+ * under it, when everything is copied (scanner only). */
+errcode_t cp_label_open(const char *file, struct selabel_handle **ret);
+void cp_label_close(struct selabel_handle *h);
+errcode_t cp_label_tree(struct cp_ctx *c);
 /* copyin_zero.c: all-zero blocks of file data left as holes. A writer
  * for one file, fed chunks at increasing offsets; keep: everything
  * written as it comes (--keep-zeros). */
