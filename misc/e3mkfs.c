@@ -395,7 +395,6 @@ static void print_geometry(const struct mkfs_opts *o,
 		printf("Filesystem volume name:   %s\n", o->params.label);
 }
 
-/* SIZE "auto" / "auto+N%": the sources' exact need plus N%, printed. */
 /* A failed measure of the sources, naming the entry it is about. */
 static void tool_measure_error(const char *image, errcode_t err,
 			       const struct e3_copyin_need *need)
@@ -412,6 +411,7 @@ static void tool_measure_error(const char *image, errcode_t err,
 	free(need->bad_path);
 }
 
+/* SIZE "auto" / "auto+N%": the sources' exact need plus N%, printed. */
 static int parse_auto(struct mkfs_opts *o)
 {
 	struct e3_copyin_need need;
