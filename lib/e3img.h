@@ -206,6 +206,10 @@ struct e3_copyin_stats {
 	int devtab_failed;	/* the error is the device table's: it
 				   cannot be read, or line devtab_line is
 				   bad; found before anything is written */
+	/* E3_XATTR_TOO_BIG told by the measure (E3_SOURCE_REFUSED): the
+	 * entry's xattr bytes and the image's block size */
+	uint64_t bad_xattr_bytes;
+	unsigned bad_block;
 };
 
 struct e3_copyin_opts {
@@ -224,6 +228,13 @@ struct e3_copyin_opts {
 	int check_space;		/* refuse before writing if trees
 					   do not fit (E3_NO_SPACE_KNOWN,
 					   E3_NO_INODES_KNOWN) */
+	int no_unpack;			/* a SRC archive is a file to copy */
+	int keep_zeros;			/* write all-zero blocks (default:
+					   they stay holes) */
+	const char *file_contexts;	/* SELinux file_contexts: label
+					   every entry copied, or NULL */
+	const char *selinux_root;	/* where the image is mounted, for
+					   the lookups; NULL: "/" */
 	void (*event)(void *ctx, enum e3_copyin_event ev, const char *path,
 		      errcode_t err, const struct e3_copyin_stats *st);
 	void *event_ctx;
@@ -235,9 +246,17 @@ struct e3_copyin_need {
 	uint64_t blocks;	/* data, indirect, directory, xattr, symlink */
 	uint64_t inodes;
 	uint64_t files, dirs, bytes;
+	/* when the measure fails over one source or entry: its path
+	 * (malloc'd, the caller frees it; NULL when the error is not one
+	 * entry's) and, for E3_XATTR_TOO_BIG, its xattr bytes */
+	char *bad_path;
+	uint64_t bad_size;
+	unsigned bad_block;	/* the block size it was measured for */
 };
+/* opts (may be NULL): no_unpack is honoured. */
 errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
 			    unsigned blocksize, unsigned inode_size,
+			    const struct e3_copyin_opts *opts,
 			    struct e3_copyin_need *need);
 
 struct e3_mkfs_params;
@@ -248,6 +267,7 @@ struct e3_mkfs_geometry;
  * its geometry. Archive files are read once ahead for it; stdin ("-")
  * cannot be: E3_AUTO_NEEDS_TREE. */
 errcode_t e3_copyin_auto_size(const char *const *srcs, size_t nsrcs,
+			      const struct e3_copyin_opts *opts,
 			      unsigned slack_percent,
 			      struct e3_mkfs_params *p,
 			      struct e3_mkfs_geometry *g,

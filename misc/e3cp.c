@@ -50,7 +50,12 @@ static void usage(FILE *f)
 "  -v, --verbose        list each entry\n"
 "  --reproducible       same image for the same input (also implied by\n"
 "                       SOURCE_DATE_EPOCH, which clamps every timestamp)\n"
-"  --alloc=MODE         rbtree (default), list or none\n",
+"  --alloc=MODE         rbtree (default), list or none\n"
+"  --no-unpack          copy archive SRCs as files, not their contents\n"
+"  --keep-zeros         write all-zero blocks (default: they stay holes)\n"
+"  --file-contexts FILE label every entry copied (security.selinux) from\n"
+"                       an SELinux file_contexts file\n"
+"  --selinux-root PATH  where the image is mounted, for those lookups\n",
 		tool_name());
 }
 
@@ -93,7 +98,7 @@ static void on_event(void *ctx, enum e3_copyin_event ev, const char *path,
 	case E3_CP_ERROR:
 		if (a->bar_shown)
 			fputc('\n', stderr), a->bar_shown = 0;
-		tool_error(path, err, NULL);
+		tool_copy_error(path, err, st);
 		break;
 	case E3_CP_PROGRESS:
 		if (a->progress)
@@ -136,7 +141,8 @@ static int add_map(struct e3_idmap **m, size_t *n, const char *s)
 }
 
 enum { OPT_OWNER = 256, OPT_UIDMAP, OPT_GIDMAP, OPT_OVERWRITE, OPT_PROGRESS,
-       OPT_QUIET, OPT_REPRO, OPT_ALLOC, OPT_FORCE };
+       OPT_QUIET, OPT_REPRO, OPT_ALLOC, OPT_FORCE, OPT_NO_UNPACK,
+       OPT_KEEP_ZEROS, OPT_FILE_CONTEXTS, OPT_SELINUX_ROOT };
 
 static const struct option long_opts[] = {
 	{ "owner", required_argument, NULL, OPT_OWNER },
@@ -151,6 +157,10 @@ static const struct option long_opts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "reproducible", no_argument, NULL, OPT_REPRO },
 	{ "alloc", required_argument, NULL, OPT_ALLOC },
+	{ "no-unpack", no_argument, NULL, OPT_NO_UNPACK },
+	{ "keep-zeros", no_argument, NULL, OPT_KEEP_ZEROS },
+	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
+	{ "selinux-root", required_argument, NULL, OPT_SELINUX_ROOT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -175,6 +185,10 @@ static int parse_opt(struct cp_args *a, int c, const char *arg,
 		return -1;
 	case 'D': a->o.devtab = arg; return 0;
 	case OPT_OVERWRITE: a->o.overwrite = 1; return 0;
+	case OPT_NO_UNPACK: a->o.no_unpack = 1; return 0;
+	case OPT_KEEP_ZEROS: a->o.keep_zeros = 1; return 0;
+	case OPT_FILE_CONTEXTS: a->o.file_contexts = arg; return 0;
+	case OPT_SELINUX_ROOT: a->o.selinux_root = arg; return 0;
 	case OPT_FORCE: a->open.flags |= E3_OPEN_FORCE; return 0;
 	case 'j':
 		if (parse_uint(arg, 1, 1024, &v) == 0) {
@@ -317,7 +331,7 @@ static int run(struct cp_args *a)
 			   free_now);
 		return 2;
 	}
-	if (err == E3_SOURCE_TYPE) {
+	if (err == E3_SOURCE_TYPE || err == E3_SOURCE_REFUSED) {
 		/* an archive that gave no entry, before anything was
 		 * written: told already, naming it; leave the image as it was */
 		e3_image_abort(img);

@@ -35,7 +35,13 @@ struct mkfs_opts {
 	unsigned slack;
 	enum e3_alloc_mode alloc;	/* --alloc, for -d */
 	unsigned jobs;			/* -j, for -d; 0: number of CPUs */
+	int no_unpack, keep_zeros;	/* --no-unpack, --keep-zeros */
+	const char *file_contexts;	/* --file-contexts */
+	const char *selinux_root;	/* --selinux-root */
 };
+
+enum { OPT_NO_UNPACK = 256, OPT_KEEP_ZEROS, OPT_FILE_CONTEXTS,
+       OPT_SELINUX_ROOT };
 
 static void usage(FILE *f)
 {
@@ -63,6 +69,11 @@ static void usage(FILE *f)
 "  -j N           with -d: worker threads (default: number of CPUs)\n"
 "  --alloc=MODE   with -d: rbtree (default), list or none\n"
 "                 through e3cp's engine; SIZE auto[+N%%] fits it to the input\n"
+"  --no-unpack    with -d: archive SRCs are files to copy, not unpacked\n"
+"  --keep-zeros   with -d: write all-zero blocks (default: holes)\n"
+"  --file-contexts FILE  with -d: label every entry from an SELinux\n"
+"                 file_contexts file (--selinux-root PATH: the image's\n"
+"                 mount point for the lookups)\n"
 "  -n             print the geometry, write nothing\n"
 "  -q             quiet\n"
 "  -F             overwrite an IMAGE that holds data\n"
@@ -261,6 +272,10 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 		if (e3_alloc_mode_parse(arg, &o->alloc))
 			opt_error(o, E3_BAD_ALLOC_MODE, "--alloc=%s: rbtree, list or none", arg);
 		break;
+	case OPT_NO_UNPACK: o->no_unpack = 1; break;
+	case OPT_KEEP_ZEROS: o->keep_zeros = 1; break;
+	case OPT_FILE_CONTEXTS: o->file_contexts = arg; break;
+	case OPT_SELINUX_ROOT: o->selinux_root = arg; break;
 	case 'n': o->dry_run = 1; break;
 	case 'q': o->quiet = 1; break;
 	case 'F': o->force = 1; break;
@@ -276,6 +291,10 @@ static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "alloc", required_argument, NULL, 'A' },
+		{ "no-unpack", no_argument, NULL, OPT_NO_UNPACK },
+		{ "keep-zeros", no_argument, NULL, OPT_KEEP_ZEROS },
+		{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
+		{ "selinux-root", required_argument, NULL, OPT_SELINUX_ROOT },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -376,6 +395,22 @@ static void print_geometry(const struct mkfs_opts *o,
 		printf("Filesystem volume name:   %s\n", o->params.label);
 }
 
+/* A failed measure of the sources, naming the entry it is about. */
+static void tool_measure_error(const char *image, errcode_t err,
+			       const struct e3_copyin_need *need)
+{
+	if (!need->bad_path)
+		tool_error(image, err, "sizing for the sources");
+	else if (err == E3_XATTR_TOO_BIG && need->bad_size)
+		tool_error(need->bad_path, 0, "%" PRIu64 " bytes of "
+			   "extended attributes, more than a %u-byte block "
+			   "holds (make the image with -b 4096)",
+			   need->bad_size, need->bad_block);
+	else
+		tool_error(need->bad_path, err, NULL);
+	free(need->bad_path);
+}
+
 /* SIZE "auto" / "auto+N%": the sources' exact need plus N%, printed. */
 static int parse_auto(struct mkfs_opts *o)
 {
@@ -400,17 +435,23 @@ static int parse_auto(struct mkfs_opts *o)
 		tool_error(o->image, E3_BAD_SIZE, "'%s' needs -d SRC", o->size_arg);
 		return 1;
 	}
-	err = e3_copyin_auto_size(o->srcs, o->nsrcs, (unsigned)pct, &o->params,
-				  &g, &need);
+	struct e3_copyin_opts co = { .no_unpack = o->no_unpack,
+				     .keep_zeros = o->keep_zeros };
+	int bs_given = o->params.block_size != 0;
+
+	err = e3_copyin_auto_size(o->srcs, o->nsrcs, &co, (unsigned)pct,
+				  &o->params, &g, &need);
 	if (err) {
-		tool_error(o->image, err, "sizing for the sources");
+		tool_measure_error(o->image, err, &need);
 		return 1;
 	}
 	if (!o->quiet)
-		printf("auto size: %" PRIu64 " bytes (%" PRIu64 " blocks of %u) for "
-		       "%" PRIu64 " blocks and %" PRIu64 " inodes of input + %"
-		       PRIu64 "%%\n", o->params.size, g.blocks, g.block_size,
-		       need.blocks, need.inodes, pct);
+		printf("auto size: %" PRIu64 " bytes (%" PRIu64 " blocks of %u%s) "
+		       "for %" PRIu64 " blocks and %" PRIu64 " inodes of input "
+		       "+ %" PRIu64 "%%\n", o->params.size, g.blocks,
+		       g.block_size, bs_given ? "" : ": auto's block size, "
+		       "whatever the size; -b sets another", need.blocks,
+		       need.inodes, pct);
 	return 0;
 bad:
 	tool_error(o->image, E3_BAD_SIZE, "'%s' (auto or auto+N%%)", o->size_arg);
@@ -422,11 +463,10 @@ static void on_copy_event(void *ctx, enum e3_copyin_event ev, const char *path,
 {
 	char **fatal_path = ctx;
 
-	(void)st;
 	if (ev == E3_CP_SKIP)
 		tool_error(path, err, "skipped");
 	else if (ev == E3_CP_ERROR)
-		tool_error(path, err, NULL);
+		tool_copy_error(path, err, st);
 	else if (ev == E3_CP_FATAL && !*fatal_path)
 		*fatal_path = strdup(path);	/* told with the image's error */
 }
@@ -445,6 +485,10 @@ static int fill(struct mkfs_opts *o)
 	errcode_t err, err2;
 
 	co.threads = o->jobs ? o->jobs : ncpu > 0 ? (unsigned)ncpu : 1;
+	co.no_unpack = o->no_unpack;
+	co.keep_zeros = o->keep_zeros;
+	co.file_contexts = o->file_contexts;
+	co.selinux_root = o->selinux_root;
 	/* the tree is measured (again, after auto sizing) before anything
 	 * is written: a SIZE too small is refused up front rather than
 	 * found full half way, and the measure pass's listings let the
@@ -472,6 +516,11 @@ static int fill(struct mkfs_opts *o)
 			   err == E3_NO_SPACE_KNOWN ? "blocks" : "inodes",
 			   free_now, err == E3_NO_SPACE_KNOWN ? "SIZE auto" :
 			   "a larger -N or SIZE auto");
+		return 1;
+	}
+	if (err == E3_SOURCE_REFUSED) {
+		/* told already, naming the source: nothing copied */
+		e3_image_abort(img);
 		return 1;
 	}
 	err2 = e3_image_close(img);

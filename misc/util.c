@@ -142,6 +142,17 @@ errcode_t parse_size(const char *s, uint64_t *bytes)
 	return 0;
 }
 
+void tool_copy_error(const char *path, errcode_t err,
+		     const struct e3_copyin_stats *st)
+{
+	if (err == E3_XATTR_TOO_BIG && st && st->bad_xattr_bytes)
+		tool_error(path, 0, "%" PRIu64 " bytes of extended attributes, "
+			   "more than a %u-byte block holds (make the image "
+			   "with -b 4096)", st->bad_xattr_bytes, st->bad_block);
+	else
+		tool_error(path, err, NULL);
+}
+
 int tool_check_sources(const char *const *srcs, size_t n)
 {
 	struct stat st;

@@ -23,6 +23,12 @@ void tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2))
  * that starts with ':', so getopt itself prints nothing. */
 void tool_getopt_error(char *const *argv, int c);
 
+/* An entry's error from the copy-in engine (E3_CP_ERROR): one line
+ * naming it; xattrs the measure found too big for the block size say by
+ * how much, with the way out. */
+void tool_copy_error(const char *path, errcode_t err,
+		     const struct e3_copyin_stats *st);
+
 /* Says which of the sources ("-" is stdin) cannot be found or reached,
  * naming it; 0 when all can. Checked before the image is touched. */
 int tool_check_sources(const char *const *srcs, size_t n);

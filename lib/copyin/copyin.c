@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -109,6 +111,24 @@ static void clamp(struct timespec *t, int64_t epoch)
 	}
 }
 
+/* The range an inode of this image holds, as the kernel's ext4 sets
+ * s_time_min/s_time_max: 32 signed bits of seconds, and with the *_extra
+ * fields (large inodes) two more epoch bits, up to 2446-05-10. */
+#define CP_TIME_MIN ((int64_t)INT32_MIN)
+#define CP_TIME_MAX_EXTRA (((int64_t)1 << 34) - 1 + INT32_MIN)
+
+static void clamp_range(struct timespec *t, int64_t lo, int64_t hi)
+{
+	/* at either end the nanoseconds go too, as timestamp_truncate does */
+	if (t->tv_sec <= lo) {
+		t->tv_sec = (time_t)lo;
+		t->tv_nsec = 0;
+	} else if (t->tv_sec >= hi) {
+		t->tv_sec = (time_t)hi;
+		t->tv_nsec = 0;
+	}
+}
+
 void cp_map_attr(struct cp_ctx *c, struct e3_attr *a)
 {
 	const struct e3_copyin_opts *o = c->o;
@@ -125,6 +145,11 @@ void cp_map_attr(struct cp_ctx *c, struct e3_attr *a)
 		clamp(&a->mtime, c->epoch);
 		clamp(&a->ctime, c->epoch);
 	}
+	/* a time past what the inode holds (an archive's year 2500, or
+	 * INT64_MAX) is the latest it holds, not a wrapped one */
+	clamp_range(&a->atime, CP_TIME_MIN, c->time_max);
+	clamp_range(&a->mtime, CP_TIME_MIN, c->time_max);
+	clamp_range(&a->ctime, CP_TIME_MIN, c->time_max);
 }
 
 void cp_now(const struct cp_ctx *c, struct timespec *ts)
@@ -351,12 +376,37 @@ errcode_t cp_set_xattrs(struct cp_ctx *c, ext2_ino_t ino,
 
 	(void)path;
 	for (size_t i = 0; i < x->n; i++) {
-		err = e3_setxattr(c->img, ino, x->v[i].name, x->v[i].value,
-				  x->v[i].size);
+		const void *v = x->v[i].value;
+		unsigned char *mapped = NULL;
+
+		/* ACL ids follow the owner maps, as the owners do (on a
+		 * copy: a list may be set on more than one inode) */
+		if ((c->o->n_uid_map || c->o->n_gid_map) &&
+		    cp_acl_xattr_name(x->v[i].name)) {
+			mapped = malloc(x->v[i].size ? x->v[i].size : 1);
+			if (!mapped)
+				return ENOMEM;
+			memcpy(mapped, v, x->v[i].size);
+			cp_acl_map_ids(c->o, mapped, x->v[i].size);
+			v = mapped;
+		}
+		err = e3_setxattr(c->img, ino, x->v[i].name, v, x->v[i].size);
+		free(mapped);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+errcode_t cp_unmake(struct cp_ctx *c, ext2_ino_t parent, const char *name,
+		    errcode_t why)
+{
+	errcode_t err;
+
+	if (!cp_entry_error(why))
+		return why;	/* the image's trouble: leave it alone */
+	err = e3_remove(c->img, parent, name);
+	return err && !cp_is_missing(err) ? err : why;
 }
 
 /* Directories get their final attributes last; a directory met twice
@@ -433,8 +483,30 @@ static errcode_t resolve_dest(struct cp_ctx *c, const char *dest)
 	return err;
 }
 
-/* Sources known before anything is written (trees, plain files) are
- * measured and compared with the free space. */
+/* An entry the measure found cannot be copied at all (xattrs too big
+ * for the block size): told, naming it (inside an archive: "SRC: entry"),
+ * and the run stops before anything is written. */
+static errcode_t refuse_entry(struct cp_ctx *c, const char *src, int archive,
+			      errcode_t err, struct e3_copyin_need *need)
+{
+	char *path = need->bad_path;
+
+	if (archive && asprintf(&path, "%s: %s", src, need->bad_path) < 0)
+		path = NULL;
+	pthread_mutex_lock(&c->stat_lock);
+	c->st->bad_xattr_bytes = err == E3_XATTR_TOO_BIG ? need->bad_size : 0;
+	c->st->bad_block = need->bad_block;
+	pthread_mutex_unlock(&c->stat_lock);
+	cp_error(c, path ? path : need->bad_path, err);
+	if (path != need->bad_path)
+		free(path);
+	free(need->bad_path);
+	need->bad_path = NULL;
+	return E3_SOURCE_REFUSED;
+}
+
+/* Sources known before anything is written (trees, plain files, archive
+ * files) are measured and compared with the free space. */
 static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			     size_t n, uint64_t *need_more, uint64_t *free_now)
 {
@@ -454,17 +526,38 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(srcs[i], "-") == 0 || stat(srcs[i], &st) < 0)
 			continue;
-		if (S_ISREG(st.st_mode) && cp_is_archive(srcs[i]))
-			continue;	/* a stream: checked as it goes */
-		if (!c->listings && (err = cp_listings_create(&c->listings)))
-			return err;
-		err = cp_measure_tree(srcs[i], bs, isz,
-				      c->o->threads ? c->o->threads : 1,
-				      c->listings, &need);
+		memset(&need, 0, sizeof(need));
+		if (c->archive[i]) {
+			/* read once ahead, as e3mkfs auto does: an archive
+			 * that does not fit is refused before it is begun,
+			 * not found full half way */
+			err = cp_measure_archive(srcs[i], bs, isz,
+						 c->o->keep_zeros, &need);
+			/* damaged further on: counted up to there, where the
+			 * copy stops too, telling it (what came before stays,
+			 * as with tar -x) */
+			if (err == E3_ARCHIVE_BAD)
+				err = 0;
+		} else {
+			if (!c->listings &&
+			    (err = cp_listings_create(&c->listings)))
+				return err;
+			err = cp_measure_tree(srcs[i], bs, isz,
+					      c->o->threads ? c->o->threads : 1,
+					      c->listings, &need);
+		}
+		if (err && need.bad_path)
+			return refuse_entry(c, srcs[i], c->archive[i], err,
+					    &need);
 		if (err)
 			return err;
-		total.blocks += need.blocks;
-		total.inodes += need.inodes;
+		/* --overwrite: what an archive replaces is not looked up
+		 * (copyin_credit.c knows trees), so its space is found as it
+		 * goes, as before it was measured; its xattrs still are */
+		if (!(c->archive[i] && c->o->overwrite)) {
+			total.blocks += need.blocks;
+			total.inodes += need.inodes;
+		}
 		/* the progress line's ETA */
 		c->st->total_files += need.files + need.dirs;
 		c->st->total_bytes += need.bytes;
@@ -503,7 +596,7 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 	return 0;
 }
 
-static errcode_t copy_one_source(struct cp_ctx *c, const char *src)
+static errcode_t copy_one_source(struct cp_ctx *c, size_t i, const char *src)
 {
 	struct stat st;
 
@@ -511,9 +604,38 @@ static errcode_t copy_one_source(struct cp_ctx *c, const char *src)
 		return cp_archive_copy(c, NULL, c->dest);
 	if (stat(src, &st) < 0)
 		return errno;
-	if (S_ISREG(st.st_mode) && cp_is_archive(src))
+	if (c->archive[i])
 		return cp_archive_copy(c, src, c->dest);
 	return cp_tree_copy(c, src, c->dest);
+}
+
+/* Which sources are archives, decided once before anything is written:
+ * one that cannot be read as the archive its name or content says it
+ * is stops the run here, named (E3_SOURCE_REFUSED: the tool leaves the
+ * image as it was). */
+static errcode_t classify_sources(struct cp_ctx *c, const char *const *srcs,
+				  size_t n)
+{
+	struct stat st;
+	errcode_t err;
+	int bad = 0;
+
+	c->archive = calloc(n ? n : 1, sizeof(*c->archive));
+	if (!c->archive)
+		return ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(srcs[i], "-") == 0 || stat(srcs[i], &st) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		err = cp_source_kind(srcs[i], c->o->no_unpack, &c->archive[i]);
+		if (err == ENOMEM)
+			return err;
+		if (err) {
+			cp_error(c, srcs[i], err);
+			bad = 1;
+		}
+	}
+	return bad ? E3_SOURCE_REFUSED : 0;
 }
 
 static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
@@ -526,6 +648,10 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 	memset(c, 0, sizeof(*c));
 	c->img = img;
 	c->bs = img->fs->blocksize;	/* fixed for the image's life */
+	/* room for the *_extra times: e3_inode_set_attr's test */
+	c->time_max = EXT2_INODE_SIZE(img->fs->super) >=
+		      offsetof(struct ext2_inode_large, i_atime_extra) +
+		      sizeof(uint32_t) ? CP_TIME_MAX_EXTRA : INT32_MAX;
 	c->o = o;
 	c->st = st;
 	c->epoch = o->clamp_time;
@@ -559,6 +685,8 @@ static void teardown(struct cp_ctx *c)
 	free(c->groups);
 	free(c->dirs);
 	free(c->cache_path);
+	free(c->archive);
+	cp_label_close(c->label);
 	cp_listings_free(c->listings);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->order_lock);
@@ -604,6 +732,17 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 			goto out;
 		}
 	}
+	err = classify_sources(&c, srcs, nsrcs);
+	if (err)
+		goto out;
+	if (o->file_contexts) {
+		err = cp_label_open(o->file_contexts, &c.label);
+		if (err) {
+			cp_error(&c, o->file_contexts, err);
+			err = E3_SOURCE_REFUSED;
+			goto out;
+		}
+	}
 	if (o->check_space) {
 		err = check_space(&c, srcs, nsrcs, need_more, free_now);
 		if (err)
@@ -611,7 +750,7 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 	}
 	err = resolve_dest(&c, o->dest);
 	for (size_t i = 0; !err && i < nsrcs; i++)
-		err = copy_one_source(&c, srcs[i]);
+		err = copy_one_source(&c, i, srcs[i]);
 	err2 = cp_flush_batch(&c);
 	if (!err)
 		err = err2;
@@ -623,6 +762,8 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 		err = err2;
 	if (!err && o->devtab)
 		err = cp_devtab_apply(&c, &devtab);
+	if (!err && c.label)
+		err = cp_label_tree(&c);
 	if (!err)
 		err = finish(&c);
 	if (o->event)

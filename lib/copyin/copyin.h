@@ -71,6 +71,7 @@ static inline int *cp_noatime_for(struct cp_noatime *n, uid_t owner)
 
 /* The engine's state for one e3_copyin_run. */
 struct file_job;
+struct selabel_handle;
 
 struct cp_ctx {
 	e3_image_t *img;
@@ -88,9 +89,12 @@ struct cp_ctx {
 	struct cp_dirattr *dirs;	/* deferred directory attributes */
 	size_t ndirs, capdirs;
 	int64_t epoch;			/* clamp, -1: none */
+	int64_t time_max;		/* the latest time an inode holds */
 	double last_progress;		/* [stat_lock] */
 	char *cache_path;		/* last parent resolved (scanner) */
 	struct cp_listings *listings;	/* the measure pass's, or NULL */
+	int *archive;			/* per source: 1 an archive file */
+	struct selabel_handle *label;	/* --file-contexts, or NULL */
 	/* --overwrite: the space check passed only by counting what the
 	 * replaced entries free, so each removal commits at once to make
 	 * its blocks reusable (scanner only) */
@@ -145,19 +149,67 @@ int cp_mode_readable(const struct cp_ctx *c, const struct stat *st);
 /* Whether err says an image lookup found no such name. */
 int cp_is_missing(errcode_t err);
 
-/* Nonzero when libarchive recognises the file as an archive. */
-int cp_is_archive(const char *path);
+/* Whether the regular file SRC path is an archive to unpack (*archive
+ * 1) or a file to copy (0; always with no_unpack): by content, what
+ * libarchive reads; by name, .tar, .tgz, .zip, .cpio, ... An archive
+ * that cannot be read is an error, never a plain file: E3_ARCHIVE_NAME
+ * (named as one, not one inside), E3_ARCHIVE_UNREADABLE (a format or
+ * filter recognised, then damaged), or the errno of a failed read. */
+errcode_t cp_source_kind(const char *path, int no_unpack, int *archive);
 /* copyin_archive.c: an archive opened for reading (src NULL: stdin) with
  * the formats e3cp takes; an entry's xattrs and ACLs as they will be
  * stored. */
 struct archive;
 struct archive_entry;
 errcode_t cp_archive_open(const char *src, struct archive **ret);
+/* (ACL names without a known id are given any id: for the measure) */
 errcode_t cp_archive_xattrs(struct archive_entry *e, struct cp_xattrs *x);
+/* copyin_acl.c: one POSIX ACL type of an archive entry added to x as a
+ * system.posix_acl_* value with numeric ids (the rule is at the top of
+ * copyin_acl.c; E3_ACL_UNKNOWN_NAME when a name has no id, unless
+ * lenient, for the measure, which needs only the size); *mask (if not
+ * NULL) gets the access ACL's mask. cp_acl_map_ids applies the uid and
+ * gid maps to the named entries of such a value, in place. */
+errcode_t cp_acl_from_archive(struct archive_entry *e, int type,
+			      const char *name, struct cp_xattrs *x,
+			      int *mask, int lenient);
+int cp_acl_xattr_name(const char *name);
+void cp_acl_map_ids(const struct e3_copyin_opts *o, unsigned char *value,
+		    size_t size);
+/* copyin_label.c: --file-contexts. open reads the file (an errno or
+ * E3_FILE_CONTEXTS_BAD); cp_label_tree labels the destination and all
+ * under it, when everything is copied (scanner only). */
+errcode_t cp_label_open(const char *file, struct selabel_handle **ret);
+void cp_label_close(struct selabel_handle *h);
+errcode_t cp_label_tree(struct cp_ctx *c);
+/* copyin_zero.c: all-zero blocks of file data left as holes. A writer
+ * for one file, fed chunks at increasing offsets; keep: everything
+ * written as it comes (--keep-zeros). */
+struct cp_zw {
+	e3_file_t *f;
+	unsigned bs;
+	int keep;
+	unsigned char *carry;		/* a block cut by a chunk's edge */
+	uint64_t carry_off;
+	size_t carry_len;
+};
+errcode_t cp_zw_init(struct cp_zw *z, e3_file_t *f, unsigned bs, int keep);
+errcode_t cp_zw_write(struct cp_zw *z, const void *buf, size_t len,
+		      uint64_t off);
+/* Writes what is carried (call before the file's size is set). */
+errcode_t cp_zw_finish(struct cp_zw *z);
+void cp_zw_free(struct cp_zw *z);
+/* 1 when n bytes at p are all zero. */
+int cp_zero(const void *p, size_t n);
+/* Where in buf (file offset off) the first whole image block of zeros
+ * begins; len when there is none. */
+size_t cp_zero_block_at(const void *buf, size_t len, uint64_t off,
+			unsigned bs);
 /* copyin_archsize.c: what an archive file needs (cp_measure_tree's
  * counts for a tree), read once ahead of the copy. */
 errcode_t cp_measure_archive(const char *src, unsigned blocksize,
-			     unsigned inode_size, struct e3_copyin_need *need);
+			     unsigned inode_size, int keep_zeros,
+			     struct e3_copyin_need *need);
 
 /* Owner maps, --owner and the SOURCE_DATE_EPOCH clamp applied to a
  * source's attributes. */
@@ -186,6 +238,11 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 			  const char *name, const char *path);
 errcode_t cp_set_xattrs(struct cp_ctx *c, ext2_ino_t ino,
 			const struct cp_xattrs *x, const char *path);
+/* A file, symlink or device just made whose copy failed over the entry
+ * itself (why: its xattrs do not fit): removed again, so that no entry
+ * looks copied that is not; returns why (or the removal's error). */
+errcode_t cp_unmake(struct cp_ctx *c, ext2_ino_t parent, const char *name,
+		    errcode_t why);
 errcode_t cp_defer_dirattr(struct cp_ctx *c, ext2_ino_t ino,
 			   const struct e3_attr *a);
 void cp_count_file(struct cp_ctx *c, uint64_t bytes, const char *path);
@@ -356,5 +413,10 @@ int cp_next_region(int fd, off_t off, uint64_t size, off_t *data,
  * take when they do not fit in an inode of inode_size bytes (after the
  * 32 extra bytes mke2fs asks for). */
 uint64_t cp_xattr_room_blocks(unsigned inode_size, uint64_t need);
+/* E3_XATTR_TOO_BIG when xattrs of need bytes so counted, the largest
+ * entry taking largest of them, cannot fit an inode of inode_size bytes
+ * and one block of bs bytes whatever the packing. */
+errcode_t cp_xattr_check(unsigned bs, unsigned inode_size, uint64_t need,
+			 uint64_t largest);
 
 #endif

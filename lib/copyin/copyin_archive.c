@@ -16,98 +16,16 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <archive.h>
 #include <archive_entry.h>
 
 #include "copyin.h"
 
-/* Linux xattr ACL format (what e3_setxattr takes for system.posix_acl_*). */
-#define XACL_VERSION	2
-#define XACL_USER_OBJ	0x01
-#define XACL_USER	0x02
-#define XACL_GROUP_OBJ	0x04
-#define XACL_GROUP	0x08
-#define XACL_MASK	0x10
-#define XACL_OTHER	0x20
-#define XACL_UNDEF_ID	0xffffffffu
-
-struct xacl_entry {
-	uint16_t tag, perm;
-	uint32_t id;
-};
-
-static int xacl_cmp(const void *x, const void *y)
-{
-	const struct xacl_entry *a = x, *b = y;
-
-	if (a->tag != b->tag)
-		return a->tag < b->tag ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static uint16_t xacl_tag(int tag)
-{
-	switch (tag) {
-	case ARCHIVE_ENTRY_ACL_USER_OBJ: return XACL_USER_OBJ;
-	case ARCHIVE_ENTRY_ACL_USER: return XACL_USER;
-	case ARCHIVE_ENTRY_ACL_GROUP_OBJ: return XACL_GROUP_OBJ;
-	case ARCHIVE_ENTRY_ACL_GROUP: return XACL_GROUP;
-	case ARCHIVE_ENTRY_ACL_MASK: return XACL_MASK;
-	case ARCHIVE_ENTRY_ACL_OTHER: return XACL_OTHER;
-	default: return 0;
-	}
-}
-
-/* One POSIX ACL of the entry as a system.posix_acl_* value; nothing when
- * the entry has none beyond its mode bits. */
-static errcode_t acl_xattr(struct archive_entry *e, int type, const char *name,
-			   struct cp_xattrs *x, int *mask)
-{
-	struct xacl_entry v[512];
-	unsigned char buf[4 + sizeof(v)];
-	int etype, perm, tag, id, n = 0, extended = 0;
-	const char *who;
-	size_t len;
-
-	if (archive_entry_acl_reset(e, type) <= 0)
-		return 0;
-	while (n < 512 && archive_entry_acl_next(e, type, &etype, &perm, &tag,
-						 &id, &who) == ARCHIVE_OK) {
-		uint16_t t = xacl_tag(tag);
-
-		if (!t || etype != type)
-			continue;
-		if (t == XACL_USER || t == XACL_GROUP || t == XACL_MASK)
-			extended = 1;
-		if (t == XACL_MASK && mask)
-			*mask = perm & 7;
-		v[n].tag = t;
-		v[n].perm = (uint16_t)(perm & 7);
-		v[n].id = (t == XACL_USER || t == XACL_GROUP) ? (uint32_t)id
-							    : XACL_UNDEF_ID;
-		n++;
-	}
-	if (n == 0 || (type == ARCHIVE_ENTRY_ACL_TYPE_ACCESS && !extended))
-		return 0;
-	qsort(v, n, sizeof(*v), xacl_cmp);
-	buf[0] = XACL_VERSION; buf[1] = buf[2] = buf[3] = 0;
-	len = 4;
-	for (int i = 0; i < n; i++) {
-		unsigned char *p = buf + len;
-
-		p[0] = v[i].tag & 0xff; p[1] = v[i].tag >> 8;
-		p[2] = v[i].perm & 0xff; p[3] = v[i].perm >> 8;
-		p[4] = v[i].id & 0xff; p[5] = (v[i].id >> 8) & 0xff;
-		p[6] = (v[i].id >> 16) & 0xff; p[7] = v[i].id >> 24;
-		len += 8;
-	}
-	return cp_xattrs_add(x, name, buf, len);
-}
-
 /* mask: the access ACL's mask, or -1. libarchive folds the ACL's
  * GROUP_OBJ into the mode's group bits, where Linux keeps the mask. */
 static errcode_t entry_xattrs(struct archive_entry *e, struct cp_xattrs *x,
-			      int *mask)
+			      int *mask, int lenient)
 {
 	const char *name;
 	const void *value;
@@ -120,17 +38,19 @@ static errcode_t entry_xattrs(struct archive_entry *e, struct cp_xattrs *x,
 	       ARCHIVE_OK)
 		err = cp_xattrs_add(x, name, value, size);
 	if (!err)
-		err = acl_xattr(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS,
-				"system.posix_acl_access", x, mask);
+		err = cp_acl_from_archive(e, ARCHIVE_ENTRY_ACL_TYPE_ACCESS,
+					  "system.posix_acl_access", x, mask,
+					  lenient);
 	if (!err)
-		err = acl_xattr(e, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT,
-				"system.posix_acl_default", x, NULL);
+		err = cp_acl_from_archive(e, ARCHIVE_ENTRY_ACL_TYPE_DEFAULT,
+					  "system.posix_acl_default", x, NULL,
+					  lenient);
 	return err;
 }
 
 errcode_t cp_archive_xattrs(struct archive_entry *e, struct cp_xattrs *x)
 {
-	return entry_xattrs(e, x, NULL);
+	return entry_xattrs(e, x, NULL, 1);
 }
 
 static void entry_attr(struct archive_entry *e, struct e3_attr *a)
@@ -234,30 +154,40 @@ static errcode_t make_link(struct cp_ctx *c, const char *hl, const char *rel,
 	return err;
 }
 
-/* The entry's data into f; size E3_SIZE_UNKNOWN: as much as the stream
- * holds (*written says how much). */
-static errcode_t write_data(struct archive *ar, e3_file_t *f, uint64_t size,
-			    uint64_t *written)
+/* The entry's data into f, all-zero blocks left as holes unless keep;
+ * size E3_SIZE_UNKNOWN: as much as the stream holds (*written says how
+ * much). */
+static errcode_t write_data(struct archive *ar, e3_file_t *f, unsigned bs,
+			    int keep, uint64_t size, uint64_t *written)
 {
 	const void *buf;
 	size_t len;
 	la_int64_t off;
+	struct cp_zw z;
 	errcode_t err;
 	int r;
 
+	err = cp_zw_init(&z, f, bs, keep);
+	if (err)
+		return err;
 	while ((r = archive_read_data_block(ar, &buf, &len, &off)) == ARCHIVE_OK) {
 		if (len == 0)
 			continue;
-		err = e3_file_pwrite(f, buf, len, (uint64_t)off);
+		err = cp_zw_write(&z, buf, len, (uint64_t)off);
 		if (err)
-			return err;
+			break;
 		if ((uint64_t)off + len > *written)
 			*written = (uint64_t)off + len;
 	}
+	if (!err)
+		err = cp_zw_finish(&z);
+	cp_zw_free(&z);
+	if (err)
+		return err;
 	if (r != ARCHIVE_EOF)
 		return E3_ARCHIVE_BAD;	/* the source's fault, not the image's */
 	if (size == E3_SIZE_UNKNOWN)
-		return 0;	/* the size is what was written */
+		return e3_file_set_size(f, *written);	/* a hole at the end */
 	*written = size;
 	return e3_file_set_size(f, size);
 }
@@ -342,13 +272,18 @@ static errcode_t make_regular(struct arc *s, struct archive_entry *e,
 		return err;
 	err = cp_set_xattrs(s->c, e3_file_ino(f), &s->x, path);
 	if (!err)
-		err = write_data(s->ar, f, size, &written);
+		err = write_data(s->ar, f, s->c->bs, s->c->o->keep_zeros, size,
+				 &written);
 	if (err == E3_ARCHIVE_BAD)
 		s->broken = 1;
 	pcopy = err ? NULL : strdup(path);
 	if (!pcopy) {
 		err2 = e3_file_close(f);
-		return err ? err : err2 ? err2 : ENOMEM;
+		err = err ? err : err2 ? err2 : ENOMEM;
+		/* xattrs that would not go on: no file without them (one
+		 * whose data could not be read keeps what was read) */
+		return err == E3_ARCHIVE_BAD ? err :
+		       cp_unmake(s->c, parent, leaf, err);
 	}
 	p = &s->pend[s->npend++];
 	*p = (struct arc_pending){ .f = f, .path = pcopy, .size = written };
@@ -376,7 +311,7 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 
 	entry_attr(e, &a);
 	cp_map_attr(c, &a);
-	err = entry_xattrs(e, &s->x, &mask);
+	err = entry_xattrs(e, &s->x, &mask, 0);
 	if (err)
 		return err;
 	if (mask >= 0)
@@ -411,8 +346,8 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 	default:
 		return E3_BAD_FILE_TYPE;
 	}
-	if (!err)
-		err = cp_set_xattrs(c, ino, &s->x, path);
+	if (!err && (err = cp_set_xattrs(c, ino, &s->x, path)))
+		return cp_unmake(c, parent, leaf, err);
 	if (!err)
 		cp_count_file(c, 0, path);
 	return err;
@@ -468,17 +403,63 @@ errcode_t cp_archive_open(const char *src, struct archive **ret)
 	return 0;
 }
 
-int cp_is_archive(const char *path)
+/* Names that say "archive" (compared without case): a file so named
+ * that libarchive cannot read is an error, not a plain file to copy. */
+static int archive_name(const char *path)
+{
+	static const char *const ext[] = {
+		".tar", ".tgz", ".taz", ".tbz", ".tbz2", ".tb2", ".txz",
+		".tlz", ".tzst", ".tzs", ".cpio", ".zip", ".7z", ".xar",
+		".pax", ".ustar", ".iso",
+	};
+	const char *base = strrchr(path, '/'), *dot;
+	size_t len;
+
+	base = base ? base + 1 : path;
+	/* .tar.gz, .cpio.xz, ...: an archive name with a filter after it */
+	if (strcasestr(base, ".tar.") || strcasestr(base, ".cpio."))
+		return 1;
+	dot = strrchr(base, '.');
+	if (!dot || dot == base)
+		return 0;
+	len = strlen(dot);
+	for (size_t i = 0; i < sizeof(ext) / sizeof(*ext); i++)
+		if (strlen(ext[i]) == len && strcasecmp(dot, ext[i]) == 0)
+			return 1;
+	return 0;
+}
+
+errcode_t cp_source_kind(const char *path, int no_unpack, int *archive)
 {
 	struct archive_entry *e;
 	struct archive *ar;
-	int r;
+	errcode_t err;
+	int r, named = archive_name(path);
 
-	if (cp_archive_open(path, &ar))
+	*archive = 0;
+	if (no_unpack)
 		return 0;
-	r = archive_read_next_header(ar, &e);
-	archive_read_free(ar);
-	return r == ARCHIVE_OK || r == ARCHIVE_WARN || r == ARCHIVE_EOF;
+	err = cp_archive_open(path, &ar);
+	if (!err) {
+		r = archive_read_next_header(ar, &e);
+		if (r == ARCHIVE_OK || r == ARCHIVE_WARN || r == ARCHIVE_EOF)
+			*archive = 1;
+		else
+			err = source_error(ar, 1);
+		archive_read_free(ar);
+	}
+	if (err == ENOMEM || *archive)
+		return err;
+	/* libarchive took it for no format at all (a compressed file that
+	 * is no archive inside, too): a plain file, unless named one */
+	if (err == E3_SOURCE_TYPE)
+		return named ? E3_ARCHIVE_NAME : 0;
+	/* a format or filter recognised, then damaged or cut */
+	if (err == E3_ARCHIVE_BAD)
+		return E3_ARCHIVE_UNREADABLE;
+	/* the system's error reading it: the tree copy reports a plain
+	 * file's; one named as an archive is refused here, with it */
+	return named ? err : 0;
 }
 
 /* Whether this run has made nothing in the image so far. A file handed

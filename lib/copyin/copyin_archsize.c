@@ -39,6 +39,8 @@ RB_GENERATE_INTERNAL(adir_tree, adir, link, adir_cmp,
 
 struct asize {
 	struct adir_tree dirs;
+	struct archive *ar;
+	int keep_zeros;
 	unsigned bs, isz;
 	struct e3_copyin_need *need;
 	struct cp_xattrs x;
@@ -103,23 +105,81 @@ static errcode_t get_dir(struct asize *m, const char *path, size_t len,
 }
 
 /* Room for xattrs as copyin_size.c reckons it: in a large inode after
- * its extra fields, else one block. */
-static uint64_t xattr_blocks(unsigned isz, const struct cp_xattrs *x)
+ * its extra fields, else one block; E3_XATTR_TOO_BIG (the entry named in
+ * need) when they cannot fit at all. */
+static errcode_t xattr_blocks(struct asize *m, const char *path,
+			      uint64_t *blocks)
 {
-	uint64_t need = 4;
+	const struct cp_xattrs *x = &m->x;
+	uint64_t need = 4, one, largest = 0;
+	errcode_t err;
 
 	for (size_t i = 0; i < x->n; i++) {
 		const char *dot = strchr(x->v[i].name, '.');
 
-		need += 16 + ((strlen(dot ? dot + 1 : x->v[i].name) + 3) & ~3u) +
-			((x->v[i].size + 3) & ~(size_t)3);
+		one = 16 + ((strlen(dot ? dot + 1 : x->v[i].name) + 3) & ~3u) +
+		      ((x->v[i].size + 3) & ~(size_t)3);
+		need += one;
+		if (one > largest)
+			largest = one;
 	}
-	return cp_xattr_room_blocks(isz, need);
+	err = cp_xattr_check(m->bs, m->isz, need, largest);
+	if (err) {
+		m->need->bad_path = strdup(path);
+		m->need->bad_size = need - 4;
+		m->need->bad_block = m->bs;
+		return err;
+	}
+	*blocks = cp_xattr_room_blocks(m->isz, need);
+	return 0;
+}
+
+/* The blocks of an entry's data that hold a non-zero byte, as the copy
+ * (copyin_zero.c) writes them: the data is read (it is decompressed to
+ * be skipped anyway) and each image block judged whole, across chunk
+ * edges. A read error leaves the rest counted as data. */
+static void nonzero_blocks(struct archive *ar, unsigned bs, uint64_t size,
+			   struct cp_regions *r)
+{
+	const unsigned char *buf;
+	uint64_t cur = UINT64_MAX, end = 0;	/* the block being judged */
+	int cur_data = 0;
+	la_int64_t off;
+	size_t len;
+	int rc;
+
+	while ((rc = archive_read_data_block(ar, (const void **)&buf, &len,
+					     &off)) == ARCHIVE_OK) {
+		for (size_t at = 0; at < len;) {
+			uint64_t pos = (uint64_t)off + at, b = pos / bs;
+			size_t n = bs - (size_t)(pos % bs);
+
+			if (n > len - at)
+				n = len - at;
+			if (b != cur) {
+				if (cur_data)
+					cp_regions_add(r, bs, cur * bs,
+						       (cur + 1) * bs);
+				cur = b;
+				cur_data = 0;
+			}
+			if (!cur_data && !cp_zero(buf + at, n))
+				cur_data = 1;
+			at += n;
+		}
+		end = (uint64_t)off + len;
+	}
+	if (cur_data)
+		cp_regions_add(r, bs, cur * bs, (cur + 1) * bs);
+	if (rc != ARCHIVE_EOF && end < size)
+		cp_regions_add(r, bs, end, size);
 }
 
 /* Data and indirect blocks of a regular file: its sparse map's regions
- * when it has one, else every block of its size. */
-static uint64_t file_blocks(unsigned bs, struct archive_entry *e)
+ * when it has one, else every block of its size, or (zeros left as
+ * holes) those that hold data. */
+static uint64_t file_blocks(struct archive *ar, unsigned bs, int keep_zeros,
+			    struct archive_entry *e)
 {
 	uint64_t size = (uint64_t)archive_entry_size(e);
 	struct cp_regions r = { 0 };
@@ -130,6 +190,8 @@ static uint64_t file_blocks(unsigned bs, struct archive_entry *e)
 			if (off >= 0 && len > 0)
 				cp_regions_add(&r, bs, (uint64_t)off,
 					       (uint64_t)off + (uint64_t)len);
+	} else if (!keep_zeros) {
+		nonzero_blocks(ar, bs, size, &r);
 	} else {
 		cp_regions_add(&r, bs, 0, size);
 	}
@@ -143,6 +205,7 @@ static errcode_t count_entry(struct asize *m, struct archive_entry *e)
 	struct adir *parent, *self;
 	const char *slash;
 	mode_t type = archive_entry_filetype(e);
+	uint64_t xb;
 	errcode_t err;
 	size_t len;
 	char *rel;
@@ -170,15 +233,17 @@ static errcode_t count_entry(struct asize *m, struct archive_entry *e)
 	if (err || archive_entry_hardlink(e))
 		return err;		/* a link: a name, no inode */
 	err = cp_archive_xattrs(e, &m->x);
+	if (!err)
+		err = xattr_blocks(m, name, &xb);
 	if (err)
 		return err;
-	need->blocks += xattr_blocks(m->isz, &m->x);
+	need->blocks += xb;
 	if (type == AE_IFDIR)
 		return 0;		/* counted by get_dir */
 	need->inodes++;
 	need->files++;
 	if (type == AE_IFREG) {
-		need->blocks += file_blocks(m->bs, e);
+		need->blocks += file_blocks(m->ar, m->bs, m->keep_zeros, e);
 		need->bytes += (uint64_t)archive_entry_size(e);
 	} else if (type == AE_IFLNK) {
 		const char *t = archive_entry_symlink(e);
@@ -191,9 +256,11 @@ static errcode_t count_entry(struct asize *m, struct archive_entry *e)
 }
 
 errcode_t cp_measure_archive(const char *src, unsigned blocksize,
-			     unsigned inode_size, struct e3_copyin_need *need)
+			     unsigned inode_size, int keep_zeros,
+			     struct e3_copyin_need *need)
 {
-	struct asize m = { .bs = blocksize, .isz = inode_size, .need = need };
+	struct asize m = { .bs = blocksize, .isz = inode_size, .need = need,
+			   .keep_zeros = keep_zeros };
 	struct archive_entry *e;
 	struct archive *ar;
 	struct adir *d, *next;
@@ -203,6 +270,7 @@ errcode_t cp_measure_archive(const char *src, unsigned blocksize,
 	memset(need, 0, sizeof(*need));
 	RB_INIT(&m.dirs);
 	err = cp_archive_open(src, &ar);
+	m.ar = ar;
 	while (!err) {
 		r = archive_read_next_header(ar, &e);
 		if (r == ARCHIVE_EOF)

@@ -50,6 +50,7 @@ static errcode_t room(const struct e3_mkfs_geometry *g, uint64_t *blocks,
 }
 
 errcode_t e3_copyin_auto_size(const char *const *srcs, size_t nsrcs,
+			      const struct e3_copyin_opts *opts,
 			      unsigned slack_percent,
 			      struct e3_mkfs_params *p,
 			      struct e3_mkfs_geometry *g,
@@ -60,7 +61,7 @@ errcode_t e3_copyin_auto_size(const char *const *srcs, size_t nsrcs,
 	uint64_t want_blocks, want_inodes, free_b, free_i, size;
 	errcode_t err;
 
-	err = e3_copyin_measure(srcs, nsrcs, bs, isz, need);
+	err = e3_copyin_measure(srcs, nsrcs, bs, isz, opts, need);
 	if (err)
 		return err;
 	want_blocks = need->blocks + need->blocks * slack_percent / 100;

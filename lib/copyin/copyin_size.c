@@ -56,6 +56,29 @@ uint64_t cp_xattr_room_blocks(unsigned inode_size, uint64_t need)
 	return 1;
 }
 
+/* An inode body's room for xattr entries and values (after the 32 extra
+ * bytes, the 4-byte magic and the 4-byte end of entries), and a block's
+ * (after its 32-byte header and the end of entries). */
+static uint64_t ibody_room(unsigned isz)
+{
+	return isz > EXT2_GOOD_OLD_INODE_SIZE + 32 + 8 ?
+	       isz - EXT2_GOOD_OLD_INODE_SIZE - 32 - 8 : 0;
+}
+
+errcode_t cp_xattr_check(unsigned bs, unsigned isz, uint64_t need,
+			 uint64_t largest)
+{
+	uint64_t body = ibody_room(isz), block = bs - 32 - 4;
+
+	/* each entry lies whole in the inode or in the block: these are
+	 * bounds, so what fails them fails the copy for sure */
+	if (need > 4 + body + block)
+		return E3_XATTR_TOO_BIG;
+	if (largest > body && largest > block)
+		return E3_XATTR_TOO_BIG;
+	return 0;
+}
+
 int cp_next_region(int fd, off_t off, uint64_t size, off_t *data,
 		   off_t *hole)
 {
@@ -124,19 +147,24 @@ struct measure {
 	size_t kept;			/* [lock] bytes of listings kept */
 	int no_xattrat;			/* [atomic] see cp_llistxattr_at */
 	struct cp_noatime noatime;	/* for cp_openat */
+	char *bad_path;			/* [lock] xattrs too big: who */
+	uint64_t bad_size;		/* [lock] and their bytes */
 };
 
 /* Room for xattrs inside a large inode (after the 32-byte extra fields
  * mke2fs asks for and the 4-byte header): those of fd (fd >= 0), or of
- * the entry name in dirfd, whose path is path. */
-static uint64_t xattr_blocks(struct measure *m, int fd, int dirfd,
-			     const char *name, const char *path,
-			     unsigned char *none)
+ * the entry name in dirfd, whose path is path. Xattrs that cannot fit
+ * at all are E3_XATTR_TOO_BIG, the first such entry kept in m. */
+static errcode_t xattr_blocks(struct measure *m, int fd, int dirfd,
+			      const char *name, const char *path,
+			      unsigned char *none, uint64_t *blocks)
 {
 	char names[4096];
 	ssize_t len, v;
-	uint64_t need = 4;
+	uint64_t need = 4, one, largest = 0;
+	errcode_t err;
 
+	*blocks = 0;
 	len = fd >= 0 ? flistxattr(fd, names, sizeof(names))
 		      : cp_llistxattr_at(dirfd, name, path, names,
 					 sizeof(names), &m->no_xattrat);
@@ -149,10 +177,24 @@ static uint64_t xattr_blocks(struct measure *m, int fd, int dirfd,
 		v = fd >= 0 ? fgetxattr(fd, p, NULL, 0) : lgetxattr(path, p, NULL, 0);
 		if (v < 0)
 			continue;
-		need += 16 + ((strlen(dot ? dot + 1 : p) + 3) & ~3u) +
-			(((size_t)v + 3) & ~(size_t)3);
+		one = 16 + ((strlen(dot ? dot + 1 : p) + 3) & ~3u) +
+		      (((size_t)v + 3) & ~(size_t)3);
+		need += one;
+		if (one > largest)
+			largest = one;
 	}
-	return cp_xattr_room_blocks(m->isz, need);
+	err = cp_xattr_check(m->bs, m->isz, need, largest);
+	if (err) {
+		pthread_mutex_lock(&m->lock);
+		if (!m->bad_path) {
+			m->bad_path = strdup(path);
+			m->bad_size = need - 4;
+		}
+		pthread_mutex_unlock(&m->lock);
+		return err;
+	}
+	*blocks = cp_xattr_room_blocks(m->isz, need);
+	return 0;
 }
 
 /* A directory to read: its path, and its identity for the listing. */
@@ -208,7 +250,8 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 {
 	struct e3_copyin_need *need = &ds->need;
 	struct stat sbuf, *st = &sbuf;
-	uint64_t nb;
+	uint64_t nb, xb;
+	errcode_t err;
 	int fd;
 
 	d->measured = 1;
@@ -241,7 +284,11 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 					      (uint64_t)st->st_size);
 			close(fd);
 		}
-		nb += xattr_blocks(m, -1, dirfd, d->name, path, &d->no_xattrs);
+		err = xattr_blocks(m, -1, dirfd, d->name, path, &d->no_xattrs,
+				   &xb);
+		if (err)
+			return err;
+		nb += xb;
 		need->blocks += nb;
 		need->bytes += (uint64_t)st->st_size;
 		d->need_blocks = nb > UINT32_MAX ? UINT32_MAX : (uint32_t)nb;
@@ -250,7 +297,10 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 	nb = 0;
 	if (S_ISLNK(st->st_mode) && st->st_size >= 60)
 		nb = ((uint64_t)st->st_size + m->bs - 1) / m->bs;
-	nb += xattr_blocks(m, -1, dirfd, d->name, path, &d->no_xattrs);
+	err = xattr_blocks(m, -1, dirfd, d->name, path, &d->no_xattrs, &xb);
+	if (err)
+		return err;
+	nb += xb;
 	need->blocks += nb;
 	d->need_blocks = (uint32_t)nb;
 	return 0;
@@ -315,9 +365,16 @@ static errcode_t measure_dir(struct measure *m, const struct mdir *md,
 		       cp_noatime_for(&m->noatime, md->uid));
 	if (fd < 0)
 		return 0;	/* the copy will report it */
-	if (!top)
-		ds->need.blocks += xattr_blocks(m, fd, -1, NULL, md->path,
-						&none);
+	if (!top) {
+		uint64_t xb;
+
+		err = xattr_blocks(m, fd, -1, NULL, md->path, &none, &xb);
+		if (err) {
+			close(fd);
+			return err;
+		}
+		ds->need.blocks += xb;
+	}
 	if (cp_listing_read(fd, &l)) {
 		close(fd);
 		return 0;	/* the copy will report it */
@@ -488,6 +545,13 @@ errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 	err = m.err;
 	*need = m.total;
 out:
+	if (err && m.bad_path) {
+		need->bad_path = m.bad_path;	/* the caller's now */
+		need->bad_size = m.bad_size;
+		need->bad_block = blocksize;
+		m.bad_path = NULL;
+	}
+	free(m.bad_path);
 	while (m.stack && m.n)
 		free(m.stack[--m.n].path);
 	free(m.stack);
@@ -500,26 +564,49 @@ out:
 
 errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
 			    unsigned blocksize, unsigned inode_size,
+			    const struct e3_copyin_opts *o,
 			    struct e3_copyin_need *need)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned threads = cpus > 1 ? (unsigned)(cpus > 16 ? 16 : cpus) : 1;
 	struct e3_copyin_need n;
+	struct stat st;
 	errcode_t err;
+	int archive;
 
 	memset(need, 0, sizeof(*need));
 	for (size_t i = 0; i < nsrcs; i++) {
 		if (strcmp(srcs[i], "-") == 0)
 			return E3_AUTO_NEEDS_TREE;	/* read once, as it
 							   is copied */
-		if (cp_is_archive(srcs[i]))
+		archive = 0;
+		err = 0;
+		if (stat(srcs[i], &st) == 0 && S_ISREG(st.st_mode))
+			err = cp_source_kind(srcs[i], o && o->no_unpack,
+					     &archive);
+		memset(&n, 0, sizeof(n));
+		if (!err && archive)
 			err = cp_measure_archive(srcs[i], blocksize,
-						 inode_size, &n);
-		else
+						 inode_size,
+						 o && o->keep_zeros, &n);
+		else if (!err)
 			err = cp_measure_tree(srcs[i], blocksize, inode_size,
 					      threads, NULL, &n);
-		if (err)
+		if (err) {
+			need->bad_path = n.bad_path;
+			/* inside an archive: "SRC: entry" */
+			if (archive && n.bad_path &&
+			    asprintf(&need->bad_path, "%s: %s", srcs[i],
+				     n.bad_path) < 0)
+				need->bad_path = NULL;
+			if (need->bad_path != n.bad_path)
+				free(n.bad_path);
+			if (!need->bad_path)
+				need->bad_path = strdup(srcs[i]);
+			need->bad_size = n.bad_size;
+			need->bad_block = n.bad_block;
 			return err;
+		}
 		need->blocks += n.blocks;
 		need->inodes += n.inodes;
 		need->files += n.files;

@@ -196,16 +196,38 @@ static int may_hide_hole(const char *buf, size_t len, off_t off)
 	return 0;
 }
 
+/* One read's worth, in f's own buffer: written from there when it holds
+ * no whole block of zeros (nearly always); otherwise copied out (the
+ * buffer is f's until the next call on f) and written without them. */
+static errcode_t write_chunk(struct cp_zw *z, void *buf, size_t n,
+			     uint64_t off)
+{
+	void *copy;
+	errcode_t err;
+
+	if (z->keep || (!z->carry_len &&
+			cp_zero_block_at(buf, n, off, z->bs) == n))
+		return e3_file_pwrite_wbuf(z->f, n, off);
+	copy = malloc(n);
+	if (!copy)
+		return ENOMEM;
+	memcpy(copy, buf, n);
+	err = cp_zw_write(z, copy, n, off);
+	free(copy);
+	return err;
+}
+
 /* Copies [from, to) of fd into f, each read straight into f's buffer
  * (e3_file_wbuf). With *probe set, each read that may hide a hole asks
  * where the next hole is (unless an earlier answer already lies past it):
  * none before the end clears *probe; one inside the read stops the copy
  * there, before that read is written, its offset left in *stopped (when
  * not NULL). Otherwise *stopped = to. */
-static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
+static errcode_t copy_range(int fd, struct cp_zw *z, off_t from, off_t to,
 			    int *probe, off_t *stopped, int *src_err)
 {
 	off_t off, hole, clear = from;	/* [from, clear): no hole */
+	e3_file_t *f = z->f;
 	errcode_t err;
 	void *buf;
 	ssize_t n;
@@ -233,7 +255,7 @@ static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
 			else
 				clear = hole;
 		}
-		err = e3_file_pwrite_wbuf(f, (size_t)n, (uint64_t)off);
+		err = write_chunk(z, buf, (size_t)n, (uint64_t)off);
 		if (err)
 			return err;
 	}
@@ -250,29 +272,31 @@ static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
  * as it comes and only where it shows a run of zeros are the holes
  * asked for, a SEEK_DATA/SEEK_HOLE pair per region from there on. */
 static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
-			      int *src_err)
+			      unsigned bs, int keep_zeros, int *src_err)
 {
 	off_t off = 0, data, hole;
 	int probe = 1, no_probe = 0;
+	struct cp_zw z;
 	errcode_t err;
 
 	*src_err = 0;
-	if (dense) {
-		err = copy_range(fd, f, 0, (off_t)size, &probe, &off,
+	err = cp_zw_init(&z, f, bs, keep_zeros);
+	if (err)
+		return err;
+	if (dense)
+		err = copy_range(fd, &z, 0, (off_t)size, &probe, &off,
 				 src_err);
-		if (err)
-			return err;
-	}
-	while (!cp_next_region(fd, off, size, &data, &hole)) {
-		err = copy_range(fd, f, data, hole, &no_probe, NULL,
+	while (!err && !cp_next_region(fd, off, size, &data, &hole)) {
+		err = copy_range(fd, &z, data, hole, &no_probe, NULL,
 				 src_err);
-		if (err)
-			return err;
 		off = hole;
 		if ((uint64_t)data >= size)
 			break;
 	}
-	return e3_file_set_size(f, size);
+	if (!err)
+		err = cp_zw_finish(&z);
+	cp_zw_free(&z);
+	return err ? err : e3_file_set_size(f, size);
 }
 
 /* After the image file is closed (with close_err): the source closed,
@@ -399,6 +423,7 @@ static errcode_t batch_run(void *arg, unsigned worker)
 			src_errs[n] = 0;
 			errs[n] = j->open_err ? 0 :
 				copy_regions(j->fd, j->f, j->size, j->dense,
+					     j->c->bs, j->c->o->keep_zeros,
 					     &src_errs[n]);
 		}
 		if (ordered) {		/* j was read before they are done */
@@ -628,7 +653,8 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 		e3_file_close(f);
 		if (fd >= 0)
 			close(fd);
-		return err ? err : ENOMEM;
+		/* never a file that looks copied and is not */
+		return cp_unmake(c, parent, name, err ? err : ENOMEM);
 	}
 	*j = (struct file_job){ .c = c, .f = f, .fd = fd,
 				.dir = fd < 0 ? dir_get(w->dir) : NULL,
@@ -679,8 +705,8 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 	} else {
 		err = e3_mknod(c->img, parent, name, a, st->st_rdev, ino);
 	}
-	if (!err)
-		err = cp_set_xattrs(c, *ino, &w->x, path);
+	if (!err && (err = cp_set_xattrs(c, *ino, &w->x, path)))
+		return cp_unmake(c, parent, name, err);
 	if (!err)
 		cp_count_file(c, 0, path);
 	return err;
@@ -790,7 +816,7 @@ int cp_entry_error(errcode_t err)
 	case E3_LINK_LIMIT: case E3_XATTR_TOO_BIG: case E3_BAD_XATTR_NAME:
 	case E3_BAD_ACL: case E3_FILE_TOO_BIG: case E3_PATH_ESCAPES:
 	case E3_BAD_FILE_TYPE: case E3_NOT_EMPTY: case E3_ARCHIVE_BAD:
-	case E3_LINK_TARGET_MISSING:
+	case E3_LINK_TARGET_MISSING: case E3_ACL_UNKNOWN_NAME:
 		return 1;
 	default:
 		return 0;

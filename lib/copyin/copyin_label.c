@@ -1,0 +1,167 @@
+/*
+ * copyin_label.c: SELinux labels from a file_contexts file
+ * (--file-contexts, as e2fsdroid -S and setfiles -r give them): once
+ * everything is copied, every entry under the destination (the
+ * destination itself included) gets security.selinux from
+ * selabel_lookup of its path in the image, prefixed with --selinux-root
+ * for an image that is mounted elsewhere than at /, and its mode. The
+ * label replaces one copied from the source; a path the file does not
+ * match keeps what it has. Directories are walked in name order, so the
+ * image is the same for the same input (a hard link gets the label of
+ * its last path in that order).
+ *
+ * The value is stored with its terminating NUL, as setfiles and the
+ * kernel store it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <selinux/label.h>
+#include <selinux/selinux.h>
+
+#include "fs/image.h"
+#include "copyin.h"
+
+errcode_t cp_label_open(const char *file, struct selabel_handle **ret)
+{
+	struct selinux_opt opt = { SELABEL_OPT_PATH, file };
+
+	*ret = selabel_open(SELABEL_CTX_FILE, &opt, 1);
+	if (*ret)
+		return 0;
+	return errno ? (errcode_t)errno : E3_FILE_CONTEXTS_BAD;
+}
+
+void cp_label_close(struct selabel_handle *h)
+{
+	if (h)
+		selabel_close(h);
+}
+
+struct lent {
+	char *name;
+	ext2_ino_t ino;
+};
+
+struct lents {
+	struct lent *v;
+	size_t n, cap;
+	errcode_t err;
+};
+
+static int collect(struct ext2_dir_entry *d, int offset, int blocksize,
+		   char *buf, void *priv)
+{
+	struct lents *l = priv;
+	size_t len = ext2fs_dirent_name_len(d);
+	struct lent *v;
+
+	(void)offset; (void)blocksize; (void)buf;
+	if ((len == 1 && d->name[0] == '.') ||
+	    (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+
+		v = realloc(l->v, cap * sizeof(*v));
+		if (!v) {
+			l->err = ENOMEM;
+			return DIRENT_ABORT;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n].name = strndup(d->name, len);
+	if (!l->v[l->n].name) {
+		l->err = ENOMEM;
+		return DIRENT_ABORT;
+	}
+	l->v[l->n++].ino = d->inode;
+	return 0;
+}
+
+static int lent_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct lent *)x)->name,
+		      ((const struct lent *)y)->name);
+}
+
+/* One entry: its label looked up and set. */
+static errcode_t label_one(struct cp_ctx *c, ext2_ino_t ino, const char *path,
+			   uint16_t mode)
+{
+	const char *root = c->o->selinux_root;
+	char *key = NULL, *con = NULL;
+	errcode_t err = 0;
+
+	if (asprintf(&key, "%s%s", root && strcmp(root, "/") ? root : "",
+		     path) < 0)
+		return ENOMEM;
+	if (selabel_lookup(c->label, &con, key, mode) < 0) {
+		err = errno == ENOENT ? 0 : errno ? (errcode_t)errno :
+						   E3_FILE_CONTEXTS_BAD;
+	} else {
+		err = e3_setxattr(c->img, ino, "security.selinux", con,
+				  strlen(con) + 1);
+		freecon(con);
+	}
+	free(key);
+	return err;
+}
+
+/* dir (at path, "" for the root) and everything under it. */
+static errcode_t label_dir(struct cp_ctx *c, ext2_ino_t dir, const char *path,
+			   unsigned depth)
+{
+	struct lents l = { 0 };
+	errcode_t err;
+	uint16_t mode;
+	char *sub;
+
+	if (depth > 4096)
+		return E3_PATH_ESCAPES;	/* a loop the image should not have */
+	e3_fs_lock(c->img);
+	err = ext2fs_dir_iterate(c->img->fs, dir, 0, NULL, collect, &l);
+	e3_fs_unlock(c->img);
+	if (!err)
+		err = l.err;
+	if (!err && l.n)
+		qsort(l.v, l.n, sizeof(*l.v), lent_cmp);
+	for (size_t i = 0; !err && i < l.n; i++) {
+		if (asprintf(&sub, "%s/%s", path, l.v[i].name) < 0) {
+			err = ENOMEM;
+			break;
+		}
+		err = cp_ino_mode(c, l.v[i].ino, &mode);
+		if (!err)
+			err = label_one(c, l.v[i].ino, sub, mode);
+		if (!err && LINUX_S_ISDIR(mode))
+			err = label_dir(c, l.v[i].ino, sub, depth + 1);
+		free(sub);
+	}
+	for (size_t i = 0; i < l.n; i++)
+		free(l.v[i].name);
+	free(l.v);
+	return err;
+}
+
+errcode_t cp_label_tree(struct cp_ctx *c)
+{
+	char *dest = strdup(c->o->dest ? c->o->dest : "/"), *path = NULL;
+	errcode_t err;
+
+	if (!dest)
+		return ENOMEM;
+	err = cp_path_clean(dest);	/* "a/b", or "" for the root */
+	if (!err && asprintf(&path, "%s%s", dest[0] ? "/" : "", dest) < 0)
+		err = ENOMEM;
+	if (!err)
+		err = label_one(c, c->dest, path[0] ? path : "/",
+				LINUX_S_IFDIR);
+	if (!err)
+		err = label_dir(c, c->dest, path, 0);
+	free(path);
+	free(dest);
+	return err;
+}
