@@ -765,9 +765,9 @@ DT
 	rm -rf "$T/sm"
 }
 
-@test "e3mkfs -d SRC IMAGE auto: the smallest image that holds the tree, filled, e2fsck clean" {
+@test "e3mkfs -d SRC IMAGE auto+0%: the smallest image that holds the tree, filled, e2fsck clean" {
 	rm -f "$T/auto.img"
-	run e3mkfs -d "$T/tree" "$T/auto.img" auto
+	run e3mkfs -d "$T/tree" "$T/auto.img" auto+0%
 	assert_status 0
 	assert_output_has "auto size: "
 	assert_fsck_clean "$T/auto.img"
