@@ -535,3 +535,130 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 	assert_status 16
 	assert_output_has "--jobs 0: a number of threads"
 }
+
+# ---- -d layers and e3cp's copy options (issue 20, items 5, 6 and 10) -----
+
+@test "-d base -d overlay: the overlay's files replace the base's, directories merge; e2fsck clean" {
+	mkdir -p "$T/base/etc" "$T/base/bin" "$T/ov/etc"
+	echo base > "$T/base/etc/motd"; echo keep > "$T/base/etc/keep"
+	echo sh > "$T/base/bin/sh"
+	echo overlay > "$T/ov/etc/motd"; echo new > "$T/ov/etc/new"
+	run e3mkfs -q -d "$T/base" -d "$T/ov" "$T/l.img" auto
+	assert_status 0
+	assert_fsck_clean "$T/l.img"
+	assert_img_cat "$T/l.img" /etc/motd overlay
+	assert_img_cat "$T/l.img" /etc/keep keep
+	assert_img_cat "$T/l.img" /etc/new new
+	assert_img_cat "$T/l.img" /bin/sh sh
+	# the replaced file's inode and blocks went back: one motd, one inode
+	[ "$(debugfs -R "ls /etc" "$T/l.img" 2>/dev/null | grep -o motd | wc -l)" -eq 1 ]
+	# the same with the layers the other way round
+	run e3mkfs -q -d "$T/ov" -d "$T/base" "$T/r.img" auto
+	assert_status 0
+	assert_img_cat "$T/r.img" /etc/motd base
+	assert_fsck_clean "$T/r.img"
+}
+
+@test "-d with --owner, --uid-map, -D and -v as in e3cp; e3cp -D TABLE IMAGE alone makes the table's entries" {
+	mkdir -p "$T/src/d"
+	echo a > "$T/src/d/a"
+	printf '/dev d 755 0 0 - - - - -\n/dev/null c 666 0 0 1 3 0 0 -\n' > "$T/dt"
+	run e3mkfs --owner 1000:100 -v -D "$T/dt" -d "$T/src" "$T/o.img" 8M
+	assert_status 0
+	assert_output_has "d/a"
+	assert_fsck_clean "$T/o.img"
+	run debugfs -R "stat /d/a" "$T/o.img"
+	assert_output_has "User:  1000   Group:   100"
+	run debugfs -R "stat /dev/null" "$T/o.img"
+	assert_output_has "character special"
+	assert_output_has "Device major/minor number: 01:03"
+	# a map instead of a fixed owner
+	run e3mkfs -q --uid-map "$(id -u):4242" -d "$T/src" "$T/m.img" 8M
+	assert_status 0
+	run debugfs -R "stat /d/a" "$T/m.img"
+	assert_output_has "User:  4242"
+	run e3mkfs -q --owner nope -d "$T/src" "$T/x.img" 8M
+	assert_status 16
+	assert_output_has "bad --owner 'nope' (UID:GID)"
+	[ ! -e "$T/x.img" ]
+	# e3cp: a device table alone, as genext2fs takes it
+	e3mkfs -q "$T/c.img" 8M
+	run e3cp -D "$T/dt" "$T/c.img"
+	assert_status 0
+	run debugfs -R "stat /dev/null" "$T/c.img"
+	assert_output_has "character special"
+	assert_fsck_clean "$T/c.img"
+	run e3cp "$T/c.img"
+	assert_status 2
+	assert_output_has "need at least one SRC and an IMAGE"
+}
+
+@test "SIZE auto leaves room for everyone, not only root, and free inodes; the last line says what is free" {
+	mkdir -p "$T/t"
+	# 12 MB: above the 8 MiB floor, so that the fit is the tree's
+	for i in $(seq 1 30); do head -c 400000 /dev/urandom > "$T/t/f$i"; done
+	run e3mkfs -d "$T/t" "$T/a.img" auto
+	assert_status 0
+	assert_output_has "inodes of input + 10%"
+	local free resv ifree
+	free=$(hdr "$T/a.img" 'Free blocks')
+	resv=$(hdr "$T/a.img" 'Reserved block count')
+	ifree=$(hdr "$T/a.img" 'Free inodes')
+	# 30 files of 98 blocks: 10% is 294 blocks beyond root's reserve
+	[ "$free" -ge $((resv + 294)) ] || { echo "free $free, reserve $resv" >&2; return 1; }
+	[ "$ifree" -ge 64 ] || { echo "free inodes $ifree" >&2; return 1; }
+	assert_output_has "free: $free blocks ($((free - resv)) for non-root users) and $ifree inodes"
+	assert_fsck_clean "$T/a.img"
+	# auto+0% is the exact fit: root's reserve is all that is left
+	run e3mkfs -q -d "$T/t" "$T/e.img" auto+0%
+	assert_status 0
+	[ "$(hdr "$T/e.img" 'Free blocks')" -le $(($(hdr "$T/e.img" 'Reserved block count') + 64)) ]
+}
+
+@test "-d exit codes: 1 when an entry is skipped (named), 8 for a missing source, 16 for a bad option" {
+	mkdir -p "$T/h"
+	echo x > "$T/h/a"; ln "$T/h/a" "$T/h/b"
+	tar cf "$T/h.tar" -C "$T/h" a b
+	tar --delete -f "$T/h.tar" a	# b is now a hard link to nothing
+	run e3mkfs -q -d "$T/h.tar" "$T/p.img" 8M
+	assert_status 1
+	assert_output_has "b: skipped: hard link target is not in the image"
+	assert_fsck_clean "$T/p.img"
+	run e3mkfs -q -d "$T/nope" "$T/n.img" 8M
+	assert_status 8
+	[ ! -e "$T/n.img" ]
+	run e3mkfs -q --jobs x -d "$T/h" "$T/n.img" 8M
+	assert_status 16
+	assert_output_has "--jobs x: a number of threads"
+}
+
+@test "--help: -d is described under its own heading, -j is the journal, threads are --jobs" {
+	run e3mkfs --help
+	assert_status 0
+	assert_output_has "  -j             add a journal"
+	assert_output_has "  --jobs N       worker threads"
+	assert_output_has "Filling the image (through e3cp's engine):
+  -d SRC "
+	refute_output_has "-j N "
+	# -j as mke2fs means it: ext2 with a journal is ext3
+	e3mkfs -q -t ext2 -j "$T/j.img" 8M
+	hdr "$T/j.img" 'Filesystem features' | grep -q has_journal
+	e3mkfs -q -t ext2 "$T/k.img" 8M
+	if hdr "$T/k.img" 'Filesystem features' | grep -q has_journal; then
+		echo "-t ext2 has a journal" >&2; return 1
+	fi
+	assert_fsck_clean "$T/j.img"
+	assert_fsck_clean "$T/k.img"
+}
+
+@test "-d shows progress on request (--progress), like e3cp, and never with -q" {
+	mkdir -p "$T/p"
+	for i in $(seq 1 20); do head -c 50000 /dev/urandom > "$T/p/f$i"; done
+	run e3mkfs --progress -d "$T/p" "$T/g.img" auto
+	assert_status 0
+	assert_output_has " of 20 files, "
+	assert_output_has " MiB/s"
+	run e3mkfs -q --progress -d "$T/p" "$T/h.img" auto
+	assert_status 0
+	[ -z "$output" ]
+}

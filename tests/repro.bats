@@ -52,7 +52,7 @@ cp_into() {
 	[ -n "$bs" ] && [ -n "$nb" ] && [ -n "$ni" ] ||
 		{ echo "no geometry in $ref" >&2; return 1; }
 	rm -f "$img"
-	SOURCE_DATE_EPOCH=$EPOCH e3mkfs -q -b "$bs" -N "$ni" "$img" $((nb * bs)) ||
+	SOURCE_DATE_EPOCH=$EPOCH e3mkfs -q -b "$bs" -N "$ni" "$img" "$nb" ||
 		{ echo "e3mkfs $img failed" >&2; return 1; }
 	SOURCE_DATE_EPOCH=$EPOCH e3cp --quiet "$jobs" "$src" "$img" ||
 		{ echo "e3cp $jobs $src failed" >&2; return 1; }
