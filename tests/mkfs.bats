@@ -636,7 +636,7 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 	run e3mkfs --help
 	assert_status 0
 	assert_output_has "  -j             add a journal"
-	assert_output_has "  --jobs N       worker threads"
+	assert_output_has "  --jobs N             worker threads"
 	assert_output_has "Filling the image (through e3cp's engine):
   -d SRC "
 	refute_output_has "-j N "

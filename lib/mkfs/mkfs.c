@@ -321,8 +321,10 @@ errcode_t e3_mkfs_validate(const struct e3_mkfs_params *p, const char **why)
 		return refuse(why, E3_BAD_OPTION,
 			      "a journal size was given without has_journal");
 	if (p->have_epoch)
+		/* -T hurd brings 128-byte inodes */
 		return e3_epoch_fits_inodes(p->epoch, p->inode_size ?
-					    p->inode_size : 256);
+					    p->inode_size :
+					    usage_for(p, p->size).inode_size);
 	return 0;
 }
 
