@@ -134,8 +134,6 @@ errcode_t e3_mkfs_check_journal(const struct e3_mkfs_geometry *g);
  * nothing to test (*tested 0). *tested: bytes that held data and were read. */
 errcode_t e3_mkfs_read_test(const char *path, uint64_t bytes, unsigned bs,
 			    uint64_t *bad, uint64_t *tested);
-/* The usage type names -T takes, space separated (for messages). */
-const char *e3_mkfs_usage_names(void);
 /* Creates (sparse) or overwrites path and writes the filesystem, holding
  * the e3img writer lock meanwhile (E3_IMAGE_LOCKED if another process has
  * the image open for writing). With ret_fs the filesystem stays open

@@ -221,11 +221,6 @@ static const struct usage_type *usage_named(const char *name, size_t len)
 	return NULL;
 }
 
-const char *e3_mkfs_usage_names(void)
-{
-	return "floppy small default big huge news largefile largefile4 hurd";
-}
-
 static void usage_apply(struct usage_type *u, const struct usage_type *t)
 {
 	if (t->block_size)
