@@ -56,6 +56,23 @@ struct e3_mkfs_params {
 	int64_t epoch;
 	/* The feature name e3_mkfs_edit_features refused, for the message. */
 	char bad_feature[32];
+	/* mke2fs -T: usage types of the stock mke2fs.conf, comma separated,
+	 * applied in order (a later one's values win); "" = by size */
+	char usage_types[64];
+	uint16_t errors;		/* -e: EXT2_ERRORS_*; 0 = continue */
+	char last_mounted[64];		/* -M (64 bytes fill the field, no NUL) */
+	uint32_t raid_stride;		/* -E stride=: also staggers the
+					   bitmaps across groups, as mke2fs */
+	uint32_t raid_stripe_width;	/* -E stripe_width= */
+	int test_fs;			/* -E test_fs: the test-filesystem flag */
+	/* -E lazy_itable_init=0: every group is flagged ITABLE_ZEROED (the
+	 * tables are written out either way: ext3 has no uninit_bg) */
+	int lazy_itable_init;		/* 1 by default */
+	/* -E lazy_journal_init=1: a target holding old data keeps it in the
+	 * journal's blocks instead of having them zeroed */
+	int lazy_journal_init;
+	int nodiscard;			/* -E nodiscard: old contents are not
+					   punched out first */
 };
 
 /* What e3_mkfs_compute found: the numbers dumpe2fs -h shows, plus the
@@ -111,6 +128,12 @@ errcode_t e3_mkfs_compute(const struct e3_mkfs_params *p,
  * transaction this library's writers build on g (they would refuse to
  * open the image): for e3mkfs -d, to say so before formatting. */
 errcode_t e3_mkfs_check_journal(const struct e3_mkfs_geometry *g);
+/* mke2fs -c: reads the first bytes of path as badblocks' read-only test
+ * does, skipping holes (no medium under them). 0 when all read; E3_BAD_BLOCK
+ * with *bad the first unreadable block (units of bs). A missing path is
+ * nothing to test (*tested 0). *tested: bytes that held data and were read. */
+errcode_t e3_mkfs_read_test(const char *path, uint64_t bytes, unsigned bs,
+			    uint64_t *bad, uint64_t *tested);
 /* Creates (sparse) or overwrites path and writes the filesystem, holding
  * the e3img writer lock meanwhile (E3_IMAGE_LOCKED if another process has
  * the image open for writing). With ret_fs the filesystem stays open

@@ -263,7 +263,8 @@ struct e3_mkfs_params;
 struct e3_mkfs_geometry;
 /* e3mkfs -d ... auto[+N%]: fills p->size (and p->inode_count when unset;
  * p->block_size becomes 4096 when unset) with the smallest image whose
- * room after mkfs' own metadata holds need plus slack_percent, and g with
+ * room after mkfs' own metadata and root's reserve holds need plus
+ * slack_percent (and 64 inodes at least when slack_percent > 0), and g with
  * its geometry. Archive files are read once ahead for it; stdin ("-")
  * cannot be: E3_AUTO_NEEDS_TREE. */
 errcode_t e3_copyin_auto_size(const char *const *srcs, size_t nsrcs,

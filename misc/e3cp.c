@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "cpopts.h"
 #include "util.h"
 
 struct cp_args {
@@ -24,9 +25,8 @@ struct cp_args {
 	size_t nsrcs;
 	const char *image;
 	char *image_buf;
-	struct e3_idmap *uid_map, *gid_map;
-	size_t n_uid, n_gid;
-	int verbose, quiet, progress, reproducible;
+	struct cpopts cpo;	/* --owner, maps, -D, --overwrite, -v */
+	int quiet, progress, reproducible;
 	double t0;
 	int bar_shown;
 	char *fatal_path;	/* the entry the image failed on */
@@ -36,27 +36,19 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: %s [options] SRC... IMAGE[:/dest/dir]\n"
+"       %s [options] -D FILE IMAGE[:/dest/dir]\n"
 "  SRC: a directory (its contents), a file, an archive (tar, pax, cpio, zip;\n"
 "       gzip, xz, zstd, bzip2), or - for an archive on stdin\n"
-"  --owner UID:GID      owner of everything copied\n"
-"  --uid-map FROM:TO    map a source uid (repeatable); --gid-map likewise\n"
-"  -D, --devtab FILE    genext2fs device table applied after the sources\n"
-"  --overwrite          replace existing entries (not directories)\n"
+CPOPTS_HELP
 "  --force              write into an image marked as having errors or\n"
 "                       not checked since a crash, or whose bitmaps\n"
 "                       disagree with their counts (risks shared blocks)\n"
 "  -j, --jobs N         worker threads (default: number of CPUs)\n"
 "  --progress, --quiet  progress bar on/off (default: on a terminal)\n"
-"  -v, --verbose        list each entry\n"
 "  --reproducible       same image for the same input (also implied by\n"
 "                       SOURCE_DATE_EPOCH, which clamps every timestamp)\n"
-"  --alloc=MODE         rbtree (default), list or none\n"
-"  --no-unpack          copy archive SRCs as files, not their contents\n"
-"  --keep-zeros         write all-zero blocks (default: they stay holes)\n"
-"  --file-contexts FILE label every entry copied (security.selinux) from\n"
-"                       an SELinux file_contexts file\n"
-"  --selinux-root PATH  where the image is mounted, for those lookups\n",
-		tool_name());
+"  --alloc=MODE         rbtree (default), list or none\n",
+		tool_name(), tool_name());
 }
 
 static double now(void)
@@ -87,7 +79,7 @@ static void on_event(void *ctx, enum e3_copyin_event ev, const char *path,
 
 	switch (ev) {
 	case E3_CP_FILE:
-		if (a->verbose)
+		if (a->cpo.verbose)
 			printf("%s\n", path);
 		break;
 	case E3_CP_SKIP:
@@ -112,55 +104,16 @@ static void on_event(void *ctx, enum e3_copyin_event ev, const char *path,
 	}
 }
 
-static int parse_pair(const char *s, uint32_t *x, uint32_t *y)
-{
-	char *colon = strchr(s, ':');
-	uint64_t a, b;
-
-	if (!colon)
-		return -1;
-	*colon = '\0';
-	if (parse_uint(s, 0, UINT32_MAX, &a) || parse_uint(colon + 1, 0, UINT32_MAX, &b)) {
-		*colon = ':';
-		return -1;
-	}
-	*colon = ':';
-	*x = (uint32_t)a;
-	*y = (uint32_t)b;
-	return 0;
-}
-
-static int add_map(struct e3_idmap **m, size_t *n, const char *s)
-{
-	struct e3_idmap *nm = realloc(*m, (*n + 1) * sizeof(**m));
-
-	if (!nm)
-		return -1;
-	*m = nm;
-	return parse_pair(s, &nm[*n].from, &nm[*n].to) ? -1 : ((*n)++, 0);
-}
-
-enum { OPT_OWNER = 256, OPT_UIDMAP, OPT_GIDMAP, OPT_OVERWRITE, OPT_PROGRESS,
-       OPT_QUIET, OPT_REPRO, OPT_ALLOC, OPT_FORCE, OPT_NO_UNPACK,
-       OPT_KEEP_ZEROS, OPT_FILE_CONTEXTS, OPT_SELINUX_ROOT };
+enum { OPT_PROGRESS = 256, OPT_QUIET, OPT_REPRO, OPT_ALLOC, OPT_FORCE };
 
 static const struct option long_opts[] = {
-	{ "owner", required_argument, NULL, OPT_OWNER },
-	{ "uid-map", required_argument, NULL, OPT_UIDMAP },
-	{ "gid-map", required_argument, NULL, OPT_GIDMAP },
-	{ "devtab", required_argument, NULL, 'D' },
-	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+	CPOPTS_LONG_OPTIONS,
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "verbose", no_argument, NULL, 'v' },
 	{ "reproducible", no_argument, NULL, OPT_REPRO },
 	{ "alloc", required_argument, NULL, OPT_ALLOC },
-	{ "no-unpack", no_argument, NULL, OPT_NO_UNPACK },
-	{ "keep-zeros", no_argument, NULL, OPT_KEEP_ZEROS },
-	{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
-	{ "selinux-root", required_argument, NULL, OPT_SELINUX_ROOT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -169,26 +122,11 @@ static int parse_opt(struct cp_args *a, int c, const char *arg,
 		     char *const *optv)
 {
 	uint64_t v;
+	int mine = cpopts_parse(&a->cpo, &a->o, c, arg);
 
+	if (mine)
+		return mine < 0 ? -1 : 0;
 	switch (c) {
-	case OPT_OWNER:
-		a->o.set_owner = 1;
-		if (parse_pair(optarg, &a->o.owner_uid, &a->o.owner_gid) == 0)
-			return 0;
-		tool_usage_error("bad --owner '%s' (UID:GID)", arg);
-		return -1;
-	case OPT_UIDMAP: case OPT_GIDMAP:
-		if (c == OPT_UIDMAP ? add_map(&a->uid_map, &a->n_uid, optarg) == 0
-				    : add_map(&a->gid_map, &a->n_gid, optarg) == 0)
-			return 0;
-		tool_usage_error("bad map '%s' (FROM:TO)", arg);
-		return -1;
-	case 'D': a->o.devtab = arg; return 0;
-	case OPT_OVERWRITE: a->o.overwrite = 1; return 0;
-	case OPT_NO_UNPACK: a->o.no_unpack = 1; return 0;
-	case OPT_KEEP_ZEROS: a->o.keep_zeros = 1; return 0;
-	case OPT_FILE_CONTEXTS: a->o.file_contexts = arg; return 0;
-	case OPT_SELINUX_ROOT: a->o.selinux_root = arg; return 0;
 	case OPT_FORCE: a->open.flags |= E3_OPEN_FORCE; return 0;
 	case 'j':
 		if (parse_uint(arg, 1, 1024, &v) == 0) {
@@ -199,7 +137,6 @@ static int parse_opt(struct cp_args *a, int c, const char *arg,
 		return -1;
 	case OPT_PROGRESS: a->progress = 1; return 0;
 	case OPT_QUIET: a->quiet = 1; return 0;
-	case 'v': a->verbose = 1; return 0;
 	case OPT_REPRO: a->reproducible = 1; return 0;
 	case OPT_ALLOC:
 		if (e3_alloc_mode_parse(arg, &a->open.alloc) == 0)
@@ -258,8 +195,10 @@ static int parse_args(struct cp_args *a, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":D:j:vh", long_opts, NULL)) != -1)
 		if (parse_opt(a, c, optarg, argv))
 			return -1;
-	if (argc - optind < 2) {
-		tool_usage_error("need at least one SRC and an IMAGE");
+	/* a device table alone is a source, as in genext2fs */
+	if (argc - optind < (a->o.devtab ? 1 : 2)) {
+		tool_usage_error(a->o.devtab ? "need an IMAGE"
+				 : "need at least one SRC and an IMAGE");
 		return -1;
 	}
 	a->srcs = (const char **)argv + optind;
@@ -271,10 +210,7 @@ static int parse_args(struct cp_args *a, int argc, char **argv)
 		a->progress = 1;
 	else
 		a->progress = 0;
-	a->o.uid_map = a->uid_map;
-	a->o.n_uid_map = a->n_uid;
-	a->o.gid_map = a->gid_map;
-	a->o.n_gid_map = a->n_gid;
+	cpopts_finish(&a->cpo, &a->o);
 	a->o.check_space = 1;
 	a->o.event = on_event;
 	a->o.event_ctx = a;
@@ -363,12 +299,12 @@ int main(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	tool_init(argv[0]);
 	if (parse_args(&a, argc, argv)) {
+		cpopts_free(&a.cpo);
 		free(a.image_buf);
 		return 2;
 	}
 	rc = run(&a);
-	free(a.uid_map);
-	free(a.gid_map);
+	cpopts_free(&a.cpo);
 	free(a.image_buf);
 	free(a.fatal_path);
 	return rc;

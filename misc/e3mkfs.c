@@ -3,6 +3,12 @@
  * the geometry `mke2fs -t ext3` would give it. A thin CLI over the mkfs
  * pipeline in lib/e3_mkfs.h: parse options into one struct, validate,
  * compute the geometry, print it (-n stops here), apply.
+ *
+ * The command line is mke2fs' (so a pipeline can swap the name): -t, -T,
+ * -j, -e, -M, -o, -c, -r, -E's ext3 options and SIZE as a block count are
+ * read as mke2fs 1.47 reads them; what cannot be done for ext3 is refused
+ * by name. -d SRC (repeatable, layered) fills the image through e3cp's
+ * engine, with e3cp's copy options (cpopts.h). Exit codes: misc/exit.h.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,12 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <uuid/uuid.h>
 
+#include "cpopts.h"
+#include "exit.h"
 #include "util.h"
 
 /* configure.ac's AC_INIT version */
 #define E3IMG_VERSION "0.1.0"
+
+#define MAX_SRCS 64
+/* auto without +N%: room for everyone, not only root (issue 20, item 6) */
+#define E3_AUTO_DEFAULT_SLACK 10
+#define MAX_FEATURE_EDITS 16
 
 /* Everything one run needs; filled by parse_args, read by the rest. */
 struct mkfs_opts {
@@ -26,32 +40,45 @@ struct mkfs_opts {
 	int force, quiet, dry_run, version, help;
 	/* The first bad option, reported once IMAGE is known. */
 	errcode_t err;
-	char err_detail[160];
-	/* -d SRC (repeatable): filled through e3cp's engine after apply;
-	 * SIZE "auto" or "auto+N%" sizes the image from the sources */
-	const char *srcs[64];
+	char err_detail[200];
+	/* -t ext2 drops the journal unless -j or -J asks for one; -O lists
+	 * are applied after both, in order, as mke2fs applies them */
+	int ext2, journal_asked;
+	const char *feature_edits[MAX_FEATURE_EDITS];
+	size_t nfeature_edits;
+	int bad_block_scans;		/* -c given this many times */
+	/* -d SRC (repeatable, later layers replace earlier files): filled
+	 * through e3cp's engine after apply; SIZE "auto" or "auto+N%" sizes
+	 * the image from the sources */
+	const char *srcs[MAX_SRCS];
 	size_t nsrcs;
-	int auto_size;
-	unsigned slack;
+	struct cpopts cpo;		/* --owner, maps, -D, --overwrite, -v */
+	struct e3_copyin_opts co;
+	int progress, no_progress;
 	enum e3_alloc_mode alloc;	/* --alloc, for -d */
-	unsigned jobs;			/* -j, for -d; 0: number of CPUs */
-	int no_unpack, keep_zeros;	/* --no-unpack, --keep-zeros */
-	const char *file_contexts;	/* --file-contexts */
-	const char *selinux_root;	/* --selinux-root */
+	unsigned jobs;			/* --jobs, for -d; 0: number of CPUs */
+	/* progress bar state */
+	double t0;
+	int bar_shown;
+	char *fatal_path;		/* the entry the image failed on */
 };
 
-enum { OPT_NO_UNPACK = 256, OPT_KEEP_ZEROS, OPT_FILE_CONTEXTS,
-       OPT_SELINUX_ROOT };
+enum { OPT_ALLOC = 256, OPT_JOBS, OPT_PROGRESS, OPT_NO_PROGRESS };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: e3mkfs [options] IMAGE [SIZE]\n"
-"       e3mkfs [options] -d SRC... IMAGE [SIZE|auto|auto+N%%]\n"
+"       e3mkfs [options] -d SRC [-d SRC]... IMAGE [SIZE|auto|auto+N%%]\n"
 "Make an ext3 filesystem in IMAGE (a sparse file, created if missing, or a\n"
-"block device) with the geometry mke2fs -t ext3 gives it. SIZE takes K, M,\n"
-"G or T (powers of 1024); without SIZE, IMAGE's current size is used.\n"
+"block device) with the geometry mke2fs -t ext3 gives it; mke2fs' command\n"
+"line works unchanged. SIZE is read as mke2fs reads it: a count of -b\n"
+"blocks (of 1 KiB without -b), or with K, M, G, T (powers of 1024) or s\n"
+"(512-byte sectors); without SIZE, IMAGE's current size is used.\n"
 "\n"
+"  -t TYPE        ext3 (default) or ext2 (no journal unless -j or -J)\n"
+"  -T TYPES       usage types: floppy small default big huge news largefile\n"
+"                 largefile4 hurd (default: by size)\n"
 "  -b SIZE        block size: 1024, 2048 or 4096 (default: by size)\n"
 "  -I SIZE        inode size: 128 or 256 (default 256)\n"
 "  -i BYTES       bytes per inode (default: by size, as mke2fs.conf)\n"
@@ -59,30 +86,43 @@ static void usage(FILE *f)
 "  -m PERCENT     blocks reserved for root (default 5)\n"
 "  -g BLOCKS      blocks per group (multiple of 8, 256..8*block size)\n"
 "  -L LABEL       volume label (at most 16 bytes)\n"
+"  -M DIR         last-mounted directory (at most 64 bytes)\n"
 "  -U UUID        random, time, clear, or a UUID\n"
+"  -e BEHAVIOUR   on errors: continue (default), remount-ro or panic\n"
+"  -o OS          creator OS: linux only\n"
+"  -r 1           revision (ext3 needs 1)\n"
+"  -j             add a journal (ext3 has one; for -t ext2)\n"
 "  -J size=MiB    journal size (default: from the filesystem size)\n"
-"  -E OPTS        hash_seed=UUID, root_owner[=UID:GID]\n"
+"  -E OPTS        hash_seed=UUID, root_owner[=UID:GID], stride=N,\n"
+"                 stripe_width=N, lazy_itable_init[=0|1],\n"
+"                 lazy_journal_init[=0|1], discard, nodiscard, test_fs\n"
 "  -O FEATURES    switch ext3 features on (name) or off (^name):\n"
 "                 has_journal ext_attr resize_inode dir_index filetype\n"
 "                 sparse_super large_file\n"
-"  -d SRC         fill the image from SRC (tree, file or archive; repeatable)\n"
-"  -j N           with -d: worker threads (default: number of CPUs)\n"
-"  --alloc=MODE   with -d: rbtree (default), list or none\n"
-"                 through e3cp's engine; SIZE auto[+N%%] fits it to the input\n"
-"  --no-unpack    with -d: archive SRCs are files to copy, not unpacked\n"
-"  --keep-zeros   with -d: write all-zero blocks (default: holes)\n"
-"  --file-contexts FILE  with -d: label every entry from an SELinux\n"
-"                 file_contexts file (--selinux-root PATH: the image's\n"
-"                 mount point for the lookups)\n"
+"  -c             read-test IMAGE for bad blocks first (refused if any)\n"
 "  -n             print the geometry, write nothing\n"
 "  -q             quiet\n"
 "  -F             overwrite an IMAGE that holds data\n"
-"  -V             print the version\n"
+"  -V, --version  print the version\n"
 "  --help         this text\n"
+"\n"
+"Filling the image (through e3cp's engine):\n"
+"  -d SRC               a tree, file or archive; repeatable: later sources\n"
+"                       are layered over earlier ones (their files replace,\n"
+"                       their directories merge)\n"
+CPOPTS_HELP
+"  --jobs N             worker threads (default: number of CPUs)\n"
+"  --alloc=MODE         rbtree (default), list or none\n"
+"  --progress, --no-progress\n"
+"                       progress line on/off (default: on a terminal,\n"
+"                       never with -q)\n"
+"  SIZE auto[+N%%]       fit the image to the input: its need plus N%%\n"
+"                       (default 10%%, at least 64 inodes) of room above\n"
+"                       root's reserve\n"
 "\n"
 "With SOURCE_DATE_EPOCH set, all times are that epoch and the UUID and hash\n"
 "seed are derived from it and the label: the same command gives the same\n"
-"bytes.\n");
+"bytes. Exit: 0 done, 1 entries skipped (each named), 8 error, 16 usage.\n");
 }
 
 /* Keeps the first error only: one run reports one reason. */
@@ -134,6 +174,97 @@ bad:
 	opt_error(o, E3_BAD_OPTION, "-E root_owner=%s: want UID:GID", arg);
 }
 
+/* "name" alone or "name=0|1", as mke2fs reads its boolean -E options. */
+static int ext_bool(struct mkfs_opts *o, const char *name, const char *val)
+{
+	if (!val || !strcmp(val, "1"))
+		return 1;
+	if (!strcmp(val, "0"))
+		return 0;
+	opt_error(o, E3_BAD_OPTION, "-E %s: want 0 or 1", name);
+	return 1;
+}
+
+/* mke2fs -E options that need what ext3 lacks or that e3mkfs does not
+ * offer, each with its reason. */
+static const struct {
+	const char *name, *why;
+} ext_refused[] = {
+	{ "resize", "a custom resize limit is not offered; the reserved GDT blocks are sized as mke2fs sizes them by default" },
+	{ "packed_meta_blocks", "needs flex_bg, an ext4 feature" },
+	{ "num_backup_sb", "needs sparse_super2, an ext4 feature" },
+	{ "quotatype", "needs quota, an ext4 feature" },
+	{ "mmp_update_interval", "needs mmp, an ext4 feature" },
+	{ "encoding", "needs casefold, an ext4 feature" },
+	{ "encoding_flags", "needs casefold, an ext4 feature" },
+	{ "orphan_file_size", "needs orphan_file, an ext4 feature" },
+	{ "offset", "not offered: make the image in a file of its own and copy it into place" },
+	{ "android_sparse", "not offered: the image is a sparse file already" },
+	{ "no_copy_xattrs", "not offered: -d always copies extended attributes" },
+	{ "assume_storage_prezeroed", "not offered: e3mkfs finds out itself whether an image file reads as zeros" },
+};
+
+static void parse_ext_number(struct mkfs_opts *o, const char *name,
+			     const char *val, uint32_t *out)
+{
+	uint64_t v;
+
+	if (!val || parse_uint(val, 0, UINT32_MAX, &v))
+		opt_error(o, E3_BAD_OPTION, "-E %s: want a number of blocks", name);
+	else
+		*out = (uint32_t)v;
+}
+
+static void parse_ext_refused(struct mkfs_opts *o, const char *tok)
+{
+	for (size_t i = 0; i < sizeof(ext_refused) / sizeof(*ext_refused); i++)
+		if (!strcmp(tok, ext_refused[i].name)) {
+			if (!o->err) {
+				o->err = E3_BAD_OPTION;
+				snprintf(o->err_detail, sizeof(o->err_detail),
+					 "-E %s: %s", tok, ext_refused[i].why);
+			}
+			return;
+		}
+	opt_error(o, E3_BAD_OPTION,
+		  "-E %s: unknown extended option (hash_seed, root_owner, stride, stripe_width, lazy_itable_init, lazy_journal_init, discard, nodiscard, test_fs)",
+		  tok);
+}
+
+static void parse_ext_one(struct mkfs_opts *o, char *tok)
+{
+	struct e3_mkfs_params *p = &o->params;
+	char *val = strchr(tok, '=');
+
+	if (val)
+		*val++ = '\0';
+	if (!strcmp(tok, "hash_seed")) {
+		if (!val || uuid_parse(val, p->hash_seed))
+			opt_error(o, E3_BAD_OPTION, "-E hash_seed=%s: not a UUID",
+				  val ? val : "");
+		else
+			p->hash_seed_given = 1;
+	} else if (!strcmp(tok, "root_owner")) {
+		parse_root_owner(o, val);
+	} else if (!strcmp(tok, "stride")) {
+		parse_ext_number(o, tok, val, &p->raid_stride);
+	} else if (!strcmp(tok, "stripe_width") || !strcmp(tok, "stripe-width")) {
+		parse_ext_number(o, tok, val, &p->raid_stripe_width);
+	} else if (!strcmp(tok, "lazy_itable_init")) {
+		p->lazy_itable_init = ext_bool(o, tok, val);
+	} else if (!strcmp(tok, "lazy_journal_init")) {
+		p->lazy_journal_init = ext_bool(o, tok, val);
+	} else if (!strcmp(tok, "discard") && !val) {
+		p->nodiscard = 0;
+	} else if (!strcmp(tok, "nodiscard") && !val) {
+		p->nodiscard = 1;
+	} else if (!strcmp(tok, "test_fs") && !val) {
+		p->test_fs = 1;
+	} else {
+		parse_ext_refused(o, tok);
+	}
+}
+
 static void parse_extended(struct mkfs_opts *o, const char *arg)
 {
 	char *buf = strdup(arg), *tok, *save = NULL;
@@ -142,27 +273,49 @@ static void parse_extended(struct mkfs_opts *o, const char *arg)
 		opt_error(o, ENOMEM, "-E %s", arg);
 		return;
 	}
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *val = strchr(tok, '=');
-
-		if (val)
-			*val++ = '\0';
-		if (!strcmp(tok, "hash_seed")) {
-			if (!val || uuid_parse(val, o->params.hash_seed))
-				opt_error(o, E3_BAD_OPTION,
-					  "-E hash_seed=%s: not a UUID",
-					  val ? val : "");
-			else
-				o->params.hash_seed_given = 1;
-		} else if (!strcmp(tok, "root_owner")) {
-			parse_root_owner(o, val);
-		} else {
-			opt_error(o, E3_BAD_OPTION,
-				  "-E %s: unknown extended option (hash_seed, root_owner)",
-				  tok);
-		}
-	}
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		parse_ext_one(o, tok);
 	free(buf);
+}
+
+/* -t: ext3, or ext2 (ext3 without the journal, as mke2fs makes it). */
+static void parse_fs_type(struct mkfs_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "ext3"))
+		o->ext2 = 0;
+	else if (!strcmp(arg, "ext2"))
+		o->ext2 = 1;
+	else if (!strncmp(arg, "ext4", 4))
+		opt_error(o, E3_BAD_OPTION,
+			  "-t %s: e3mkfs makes ext3 and ext2 only (ext4's features are refused by name)",
+			  arg);
+	else
+		opt_error(o, E3_BAD_OPTION, "-t %s: unknown filesystem type (ext3 or ext2)",
+			  arg);
+}
+
+/* -e: what the kernel does on an error it finds. */
+static void parse_errors(struct mkfs_opts *o, const char *arg)
+{
+	if (!strcmp(arg, "continue"))
+		o->params.errors = EXT2_ERRORS_CONTINUE;
+	else if (!strcmp(arg, "remount-ro"))
+		o->params.errors = EXT2_ERRORS_RO;
+	else if (!strcmp(arg, "panic"))
+		o->params.errors = EXT2_ERRORS_PANIC;
+	else
+		opt_error(o, E3_BAD_OPTION,
+			  "-e %s: want continue, remount-ro or panic", arg);
+}
+
+/* -o: the creator OS. Another OS reads some inode fields differently, and
+ * the copy-in writes Linux's layout: only linux (or 0) is taken. */
+static void parse_creator_os(struct mkfs_opts *o, const char *arg)
+{
+	if (strcasecmp(arg, "linux") && strcmp(arg, "0"))
+		opt_error(o, E3_BAD_OPTION,
+			  "-o %s: e3mkfs writes Linux's ext3 only (another creator OS reads inodes differently)",
+			  arg);
 }
 
 /* An unsigned option value in [min, max]; complaint otherwise. */
@@ -240,42 +393,62 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 			opt_error(o, E3_BAD_OPTION,
 				  "-U %s: want random, time, clear or a UUID", arg);
 		break;
-	case 'J': parse_journal(o, arg); break;
-	case 'E': parse_extended(o, arg); break;
-	case 'O': {
-		errcode_t err = e3_mkfs_edit_features(p, arg);
-
-		if (err == E3_EXT4_FEATURE)
-			opt_error(o, err, "feature '%s' is ext4-only; ext3 cannot have it",
-				  p->bad_feature);
-		else if (err)
-			opt_error(o, err, "-O %s: unknown feature (ext3's: has_journal ext_attr resize_inode dir_index filetype sparse_super large_file)",
-				  p->bad_feature);
+	case 'J':
+		parse_journal(o, arg);
+		o->journal_asked = 1;	/* mke2fs -t ext2 -J adds one */
 		break;
-	}
+	case 'E': parse_extended(o, arg); break;
+	case 'O':
+		if (o->nfeature_edits == MAX_FEATURE_EDITS)
+			opt_error(o, E3_BAD_OPTION, "-O %s: at most 16 -O options", arg);
+		else
+			o->feature_edits[o->nfeature_edits++] = arg;
+		break;
 	case 'd':
-		if (o->nsrcs == sizeof(o->srcs) / sizeof(*o->srcs))
+		if (o->nsrcs == MAX_SRCS)
 			opt_error(o, E3_BAD_OPTION, "-d %s: at most 64 sources", arg);
 		else
 			o->srcs[o->nsrcs++] = arg;
 		break;
-	case 'j': {
+	case OPT_JOBS: {
 		uint64_t v;
 
 		if (parse_uint(arg, 1, 4096, &v))
-			opt_error(o, E3_BAD_OPTION, "-j %s: a number of threads, 1..4096", arg);
+			opt_error(o, E3_BAD_OPTION, "--jobs %s: a number of threads, 1..4096", arg);
 		else
 			o->jobs = (unsigned)v;
 		break;
 	}
-	case 'A':
+	case OPT_ALLOC:
 		if (e3_alloc_mode_parse(arg, &o->alloc))
 			opt_error(o, E3_BAD_ALLOC_MODE, "--alloc=%s: rbtree, list or none", arg);
 		break;
-	case OPT_NO_UNPACK: o->no_unpack = 1; break;
-	case OPT_KEEP_ZEROS: o->keep_zeros = 1; break;
-	case OPT_FILE_CONTEXTS: o->file_contexts = arg; break;
-	case OPT_SELINUX_ROOT: o->selinux_root = arg; break;
+	case 't': parse_fs_type(o, arg); break;
+	case 'T':
+		if (strlen(arg) >= sizeof(p->usage_types))
+			opt_error(o, E3_BAD_OPTION, "-T %s: too long", arg);
+		else
+			strcpy(p->usage_types, arg);
+		break;
+	case 'e': parse_errors(o, arg); break;
+	case 'M':
+		if (strlen(arg) > sizeof(p->last_mounted))
+			opt_error(o, E3_BAD_OPTION,
+				  "-M %s: longer than 64 bytes", arg);
+		else
+			memcpy(p->last_mounted, arg, strlen(arg));
+		break;
+	case 'o': parse_creator_os(o, arg); break;
+	case 'r':
+		if (strcmp(arg, "1"))
+			opt_error(o, E3_BAD_OPTION,
+				  "-r %s: ext3 needs revision 1 (revision 0 has no journal or xattrs)",
+				  arg);
+		break;
+	case 'j': o->journal_asked = 1; break;
+	case 'c': o->bad_block_scans++; break;
+	case OPT_PROGRESS: o->progress = 1; break;
+	case OPT_NO_PROGRESS: o->no_progress = 1; break;
 	case 'n': o->dry_run = 1; break;
 	case 'q': o->quiet = 1; break;
 	case 'F': o->force = 1; break;
@@ -284,17 +457,41 @@ static void parse_option(struct mkfs_opts *o, int c, const char *arg)
 	}
 }
 
-/* Returns 0, or 2 for a usage error already reported. */
+/* -t ext2 drops the journal unless -j/-J asked for one; then the -O lists,
+ * in order. */
+static void finish_features(struct mkfs_opts *o)
+{
+	struct e3_mkfs_params *p = &o->params;
+
+	if (o->ext2 && !o->journal_asked)
+		p->features[0] &= ~EXT3_FEATURE_COMPAT_HAS_JOURNAL;
+	if (o->journal_asked)
+		p->features[0] |= EXT3_FEATURE_COMPAT_HAS_JOURNAL;
+	for (size_t i = 0; i < o->nfeature_edits; i++) {
+		errcode_t err = e3_mkfs_edit_features(p, o->feature_edits[i]);
+
+		if (err == E3_EXT4_FEATURE)
+			opt_error(o, err, "feature '%s' is ext4-only; ext3 cannot have it",
+				  p->bad_feature);
+		else if (err)
+			opt_error(o, err, "-O %s: unknown feature (ext3's: has_journal ext_attr resize_inode dir_index filetype sparse_super large_file)",
+				  p->bad_feature);
+	}
+	if (o->ext2 && p->journal_mib)
+		p->features[0] |= EXT3_FEATURE_COMPAT_HAS_JOURNAL;
+}
+
+/* Returns 0, or E3_EXIT_USAGE for a usage error already reported. */
 static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
-		{ "alloc", required_argument, NULL, 'A' },
-		{ "no-unpack", no_argument, NULL, OPT_NO_UNPACK },
-		{ "keep-zeros", no_argument, NULL, OPT_KEEP_ZEROS },
-		{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
-		{ "selinux-root", required_argument, NULL, OPT_SELINUX_ROOT },
+		{ "alloc", required_argument, NULL, OPT_ALLOC },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
+		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+		CPOPTS_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -302,27 +499,36 @@ static int parse_args(int argc, char **argv, struct mkfs_opts *o)
 	memset(o, 0, sizeof(*o));
 	e3_mkfs_params_init(&o->params);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:d:E:Fg:hi:I:j:J:L:m:nN:O:qU:V",
+	while ((c = getopt_long(argc, argv,
+				":b:cd:D:e:E:Fg:hi:I:jJ:L:m:M:nN:o:O:qr:t:T:U:vV",
 				longopts, NULL)) != -1) {
+		int mine;
+
 		if (c == '?' || c == ':') {
 			tool_getopt_error(argv, c);
-			return 2;
+			return E3_EXIT_USAGE;
 		}
-		parse_option(o, c, optarg);
+		mine = cpopts_parse(&o->cpo, &o->co, c, optarg);
+		if (mine < 0)
+			return E3_EXIT_USAGE;
+		if (!mine)
+			parse_option(o, c, optarg);
 	}
 	if (o->help || o->version)
 		return 0;
 	if (optind >= argc) {
 		tool_usage_error("no IMAGE given");
-		return 2;
+		return E3_EXIT_USAGE;
 	}
 	o->image = argv[optind++];
 	if (optind < argc)
 		o->size_arg = argv[optind++];
 	if (optind < argc) {
 		tool_usage_error("unexpected argument '%s'", argv[optind]);
-		return 2;
+		return E3_EXIT_USAGE;
 	}
+	finish_features(o);
+	cpopts_finish(&o->cpo, &o->co);
 	return 0;
 }
 
@@ -411,13 +617,14 @@ static void tool_measure_error(const char *image, errcode_t err,
 	free(need->bad_path);
 }
 
-/* SIZE "auto" / "auto+N%": the sources' exact need plus N%, printed. */
+/* SIZE "auto" / "auto+N%": the sources' need plus N% (10 when not given)
+ * of room above root's reserve, printed. */
 static int parse_auto(struct mkfs_opts *o)
 {
 	struct e3_copyin_need need;
 	struct e3_mkfs_geometry g;
 	const char *rest = o->size_arg + 4;
-	uint64_t pct = 0;
+	uint64_t pct = E3_AUTO_DEFAULT_SLACK;
 	char num[16];
 	errcode_t err;
 	size_t len;
@@ -433,17 +640,15 @@ static int parse_auto(struct mkfs_opts *o)
 	}
 	if (!o->nsrcs) {
 		tool_error(o->image, E3_BAD_SIZE, "'%s' needs -d SRC", o->size_arg);
-		return 1;
+		return E3_EXIT_USAGE;
 	}
-	struct e3_copyin_opts co = { .no_unpack = o->no_unpack,
-				     .keep_zeros = o->keep_zeros };
 	int bs_given = o->params.block_size != 0;
 
-	err = e3_copyin_auto_size(o->srcs, o->nsrcs, &co, (unsigned)pct,
+	err = e3_copyin_auto_size(o->srcs, o->nsrcs, &o->co, (unsigned)pct,
 				  &o->params, &g, &need);
 	if (err) {
 		tool_measure_error(o->image, err, &need);
-		return 1;
+		return E3_EXIT_ERROR;
 	}
 	if (!o->quiet)
 		printf("auto size: %" PRIu64 " bytes (%" PRIu64 " blocks of %u%s) "
@@ -455,59 +660,156 @@ static int parse_auto(struct mkfs_opts *o)
 	return 0;
 bad:
 	tool_error(o->image, E3_BAD_SIZE, "'%s' (auto or auto+N%%)", o->size_arg);
-	return 1;
+	return E3_EXIT_USAGE;
+}
+
+/* SIZE as mke2fs 1.47 reads it (strtoull with base 0, so 0x.. is hex and
+ * a leading 0 octal): a count of -b blocks, or of 1 KiB blocks without
+ * -b; K, M, G, T (either case) make it bytes, s 512-byte sectors, each
+ * rounded down to whole blocks of that unit as mke2fs rounds. */
+static int parse_mke2fs_size(const char *arg, unsigned bs, uint64_t *bytes)
+{
+	unsigned unit = bs ? bs : 1024, log = unit == 4096 ? 2 : unit == 2048;
+	unsigned shift = 0;
+	unsigned long long num;
+	uint64_t count;
+	char *end;
+
+	if (!*arg || *arg == '-' || *arg == '+' || *arg == ' ')
+		return -1;
+	errno = 0;
+	num = strtoull(arg, &end, 0);
+	if (end == arg || errno || (end[0] && end[1]))
+		return -1;
+	switch (*end) {
+	case 'T': case 't': shift = 30; break;
+	case 'G': case 'g': shift = 20; break;
+	case 'M': case 'm': shift = 10; break;
+	case 'K': case 'k': shift = 0; break;
+	case 's': break;
+	case '\0': break;
+	default: return -1;
+	}
+	if (*end == 's')
+		count = num >> (1 + log);
+	else if (*end)
+		count = num > (UINT64_MAX >> shift) ? UINT64_MAX
+			: (uint64_t)(num << shift) >> log;
+	else
+		count = num;
+	if (!count || count > UINT64_MAX / unit)
+		return -1;
+	*bytes = count * unit;
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void end_bar(struct mkfs_opts *o)
+{
+	if (o->bar_shown)
+		fputc('\n', stderr);
+	o->bar_shown = 0;
 }
 
 static void on_copy_event(void *ctx, enum e3_copyin_event ev, const char *path,
 			  errcode_t err, const struct e3_copyin_stats *st)
 {
-	char **fatal_path = ctx;
+	struct mkfs_opts *o = ctx;
 
-	if (ev == E3_CP_SKIP)
+	switch (ev) {
+	case E3_CP_FILE:
+		if (o->cpo.verbose)
+			printf("%s\n", path);
+		break;
+	case E3_CP_SKIP:
+		end_bar(o);
 		tool_error(path, err, "skipped");
-	else if (ev == E3_CP_ERROR)
+		break;
+	case E3_CP_ERROR:
+		end_bar(o);
 		tool_copy_error(path, err, st);
-	else if (ev == E3_CP_FATAL && !*fatal_path)
-		*fatal_path = strdup(path);	/* told with the image's error */
+		break;
+	case E3_CP_PROGRESS:
+		if (o->progress)
+			o->bar_shown = cpopts_show_progress(st, now() - o->t0);
+		break;
+	case E3_CP_FATAL:
+		/* told with the image's error, once the run returns */
+		if (!o->fatal_path)
+			o->fatal_path = strdup(path);
+		break;
+	}
 }
 
-/* -d: the new image filled through the copy-in engine. */
+/* The closing line: what was copied, and what is left for whom. */
+static void print_summary(const struct mkfs_opts *o, e3_image_t *img,
+			  const struct e3_copyin_stats *st)
+{
+	ext2_filsys fs = e3_image_fs(img);
+	uint64_t free_b = ext2fs_free_blocks_count(fs->super);
+	uint64_t resv = ext2fs_r_blocks_count(fs->super);
+
+	printf("%s: %" PRIu64 " entries, %" PRIu64 " bytes copied in; free: %"
+	       PRIu64 " blocks (%" PRIu64 " for non-root users) and %" PRIu32
+	       " inodes\n", o->image, st->files, st->bytes, free_b,
+	       free_b > resv ? free_b - resv : 0, fs->super->s_free_inodes_count);
+}
+
+/* -d (and -D): the new image filled through the copy-in engine. */
 static int fill(struct mkfs_opts *o)
 {
 	struct e3_open_opts oo = { .flags = E3_OPEN_WRITE, .alloc = o->alloc };
-	struct e3_copyin_opts co = { .dest = "/", .clamp_time = -1,
-				     .event = on_copy_event };
+	struct e3_copyin_opts *co = &o->co;
 	struct e3_copyin_stats st = { 0 };
-	char *fatal_path = NULL;
 	uint64_t more = 0, free_now = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	e3_image_t *img;
 	errcode_t err, err2;
 
-	co.threads = o->jobs ? o->jobs : ncpu > 0 ? (unsigned)ncpu : 1;
-	co.no_unpack = o->no_unpack;
-	co.keep_zeros = o->keep_zeros;
-	co.file_contexts = o->file_contexts;
-	co.selinux_root = o->selinux_root;
+	co->dest = "/";
+	co->clamp_time = -1;
+	co->event = on_copy_event;
+	co->event_ctx = o;
+	/* layers: a later -d replaces what an earlier one put at the same
+	 * path, as e3cp --overwrite replaces (directories merge) */
+	co->overwrite = 1;
+	co->threads = o->jobs ? o->jobs : ncpu > 0 ? (unsigned)ncpu : 1;
 	/* the tree is measured (again, after auto sizing) before anything
 	 * is written: a SIZE too small is refused up front rather than
 	 * found full half way, and the measure pass's listings let the
 	 * workers open files and the scanner skip a stat per entry, which
 	 * more than pays for it (small corpus on tmpfs 0.66 -> 0.50 s) */
-	co.check_space = 1;
+	co->check_space = 1;
 	if (o->params.have_epoch) {
-		co.clamp_time = o->params.epoch;
-		co.reproducible = 1;
+		co->clamp_time = o->params.epoch;
+		co->reproducible = 1;
 		oo.commit_interval = 1000000;
 	}
 	err = e3_image_open(o->image, &oo, &img);
 	if (err) {
 		tool_error(o->image, err, NULL);
-		return 1;
+		return E3_EXIT_ERROR;
 	}
-	co.event_ctx = &fatal_path;
-	err = e3_copyin_run(img, o->srcs, o->nsrcs, &co, &st, &more,
-			    &free_now);
+	o->t0 = now();
+	err = e3_copyin_run(img, o->srcs, o->nsrcs, co, &st, &more, &free_now);
+	end_bar(o);
+	if (st.devtab_failed) {
+		/* read before anything was written: the image stays empty */
+		e3_image_abort(img);
+		if (err == E3_DEVTAB_SYNTAX)
+			tool_error(co->devtab, 0, "line %u: bad device table line",
+				   st.devtab_line);
+		else
+			tool_error(co->devtab, err, NULL);
+		return E3_EXIT_ERROR;
+	}
 	if (err == E3_NO_SPACE_KNOWN || err == E3_NO_INODES_KNOWN) {
 		/* nothing copied: the image stays as formatted, empty */
 		e3_image_abort(img);
@@ -516,26 +818,24 @@ static int fill(struct mkfs_opts *o)
 			   err == E3_NO_SPACE_KNOWN ? "blocks" : "inodes",
 			   free_now, err == E3_NO_SPACE_KNOWN ? "SIZE auto" :
 			   "a larger -N or SIZE auto");
-		return 1;
+		return E3_EXIT_ERROR;
 	}
-	if (err == E3_SOURCE_REFUSED) {
-		/* told already, naming the source: nothing copied */
+	if (err == E3_SOURCE_TYPE || err == E3_SOURCE_REFUSED) {
+		/* told already, naming the source; nothing was written */
 		e3_image_abort(img);
-		return 1;
+		return E3_EXIT_ERROR;
 	}
+	if (!err && !o->quiet)
+		print_summary(o, img, &st);
 	err2 = e3_image_close(img);
 	if (err || err2) {
-		if (err && fatal_path)
-			tool_error(o->image, err, "copying in %s", fatal_path);
+		if (err && o->fatal_path)
+			tool_error(o->image, err, "copying in %s", o->fatal_path);
 		else
 			tool_error(o->image, err ? err : err2, "copying in");
-		free(fatal_path);
-		return 1;
+		return E3_EXIT_ERROR;
 	}
-	if (!o->quiet)
-		printf("%s: %" PRIu64 " entries, %" PRIu64 " bytes copied in\n",
-		       o->image, st.files, st.bytes);
-	return st.skipped || st.errors ? 1 : 0;
+	return st.skipped || st.errors ? E3_EXIT_PARTIAL : E3_EXIT_OK;
 }
 
 /* validate → check the target → compute; returns the exit status. */
@@ -545,43 +845,81 @@ static int plan(struct mkfs_opts *o, struct e3_mkfs_geometry *g)
 	const char *why = NULL;
 	int64_t epoch;
 	errcode_t err;
+	int rc;
 
 	if (o->err) {
 		tool_error(o->image, 0, "%s", o->err_detail);
-		return 1;
+		return E3_EXIT_USAGE;
 	}
 	if (o->size_arg && strncmp(o->size_arg, "auto", 4) == 0) {
-		if (parse_auto(o))
-			return 1;
-	} else if (o->size_arg && (parse_size(o->size_arg, &p->size) || !p->size)) {
-		tool_error(o->image, 0, "bad size '%s' (a number with K, M, G or T)",
+		if ((rc = parse_auto(o)))
+			return rc;
+	} else if (o->size_arg &&
+		   parse_mke2fs_size(o->size_arg, p->block_size, &p->size)) {
+		tool_error(o->image, 0, "bad size '%s' (a block count, or a number with K, M, G, T or s)",
 			   o->size_arg);
-		return 1;
+		return E3_EXIT_USAGE;
 	}
 	if (tool_source_date_epoch(&epoch))
-		return 1;
+		return E3_EXIT_ERROR;
 	if (epoch >= 0) {
 		p->have_epoch = 1;
 		p->epoch = epoch;
 	}
 	err = e3_mkfs_validate(p, &why);
+	if (err && p->usage_types[0] && why &&
+	    !strncmp(why, "unknown usage type", 18)) {
+		tool_error(o->image, 0, "-T %s: %s", p->usage_types, why);
+		return E3_EXIT_USAGE;
+	}
 	if (err) {
 		report_plan_error(o, err, why);
-		return 1;
+		return E3_EXIT_USAGE;
 	}
 	/* -n writes nothing, so only needs the target for its size */
 	if (!o->dry_run || !p->size)
 		err = e3_mkfs_check_target(o->image, o->force || o->dry_run, p);
 	if (err == E3_BAD_SIZE) {
 		tool_error(o->image, 0, "no SIZE given and IMAGE has no size");
-		return 1;
+		return E3_EXIT_USAGE;
 	}
-	if (!err)
-		err = e3_mkfs_compute(p, g, &why);
 	if (err) {
 		report_plan_error(o, err, why);
-		return 1;
+		return E3_EXIT_ERROR;
 	}
+	/* what compute refuses is the command line's geometry */
+	err = e3_mkfs_compute(p, g, &why);
+	if (err) {
+		report_plan_error(o, err, why);
+		return E3_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* -c: badblocks' read-only test of what IMAGE holds, before any write. */
+static int read_test(const struct mkfs_opts *o, const struct e3_mkfs_geometry *g)
+{
+	uint64_t bad, tested;
+	errcode_t err;
+
+	if (o->bad_block_scans > 1) {
+		tool_error(o->image, 0, "-c -c: the read-write test is not offered (it would destroy what IMAGE holds); -c reads it");
+		return E3_EXIT_USAGE;
+	}
+	err = e3_mkfs_read_test(o->image, g->blocks * g->block_size,
+				g->block_size, &bad, &tested);
+	if (err == E3_BAD_BLOCK) {
+		tool_error(o->image, err, "block %" PRIu64, bad);
+		return E3_EXIT_ERROR;
+	}
+	if (err) {
+		tool_error(o->image, err, "reading it for bad blocks");
+		return E3_EXIT_ERROR;
+	}
+	if (!o->quiet)
+		printf("Checking for bad blocks (read-only test): done, %" PRIu64
+		       " bytes of data read, none bad%s\n", tested,
+		       tested ? "" : " (a sparse or new file has no blocks to test)");
 	return 0;
 }
 
@@ -595,10 +933,10 @@ int main(int argc, char **argv)
 	tool_init(argv[0]);
 	rc = parse_args(argc, argv, &o);
 	if (rc)
-		return rc;
+		goto out;
 	if (o.help) {
 		usage(stdout);
-		return 0;
+		goto out;
 	}
 	if (o.version) {
 		const char *ver = "?", *date = "?";
@@ -606,21 +944,27 @@ int main(int argc, char **argv)
 		ext2fs_get_library_version(&ver, &date);
 		printf("e3mkfs (e3img) %s, libext2fs %s (%s)\n", E3IMG_VERSION,
 		       ver, date);
-		return 0;
+		goto out;
 	}
-	if (tool_check_sources(o.srcs, o.nsrcs))
-		return 1;
+	o.progress = !o.quiet && !o.no_progress && (o.progress || isatty(2));
+	if (tool_check_sources(o.srcs, o.nsrcs)) {
+		rc = E3_EXIT_ERROR;
+		goto out;
+	}
 	rc = plan(&o, &g);
 	if (rc)
-		return rc;
+		goto out;
 	if (o.dry_run || !o.quiet)
 		print_geometry(&o, &g);
 	if (o.dry_run)
-		return 0;
+		goto out;
+	if (o.bad_block_scans && (rc = read_test(&o, &g)))
+		goto out;
 	/* e3cp would refuse the image: say so before formatting it */
-	if (o.nsrcs && (err = e3_mkfs_check_journal(&g))) {
+	if ((o.nsrcs || o.co.devtab) && (err = e3_mkfs_check_journal(&g))) {
 		tool_error(o.image, err, NULL);
-		return 1;
+		rc = E3_EXIT_ERROR;
+		goto out;
 	}
 	err = e3_mkfs_apply(o.image, &o.params, &g, NULL);
 	if (err) {
@@ -629,9 +973,16 @@ int main(int argc, char **argv)
 			tool_error(o.image, err, NULL);
 		else
 			tool_error(o.image, err, "writing the filesystem");
-		return 1;
+		rc = E3_EXIT_ERROR;
+		goto out;
 	}
 	if (!o.quiet)
-		printf("%s: ext3 filesystem written\n", o.image);
-	return o.nsrcs ? fill(&o) : 0;
+		printf("%s: %s filesystem written\n", o.image,
+		       g.journal_blocks ? "ext3" : "ext2");
+	if (o.nsrcs || o.co.devtab)
+		rc = fill(&o);
+out:
+	cpopts_free(&o.cpo);
+	free(o.fatal_path);
+	return rc;
 }

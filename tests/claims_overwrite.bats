@@ -34,7 +34,7 @@ free_blocks() {
 }
 
 @test "tree: --overwrite of the tree an auto-sized image holds succeeds, e2fsck clean, contents new" {
-	e3mkfs -q -d "$T/src" "$T/a.img" auto
+	e3mkfs -q -d "$T/src" "$T/a.img" auto+0%
 	assert_fsck_clean "$T/a.img"
 	# the same names, new contents of the same sizes
 	for f in "$T"/src/f* "$T"/src/d1/g* "$T/src/d1/d2/big"; do
@@ -66,7 +66,7 @@ free_blocks() {
 
 @test "tree: an entry never borrows what a later one frees: f1 outgrows the free space, zbig shrinks more; refused, nothing written" {
 	head -c 2000000 /dev/urandom > "$T/src/zbig"	# after f1 in the walk
-	e3mkfs -q -d "$T/src" "$T/a.img" auto
+	e3mkfs -q -d "$T/src" "$T/a.img" auto+0%
 	cp "$T/a.img" "$T/before.img"
 	local free
 	free=$(free_blocks "$T/a.img")
@@ -81,7 +81,7 @@ free_blocks() {
 }
 
 @test "tree: in an image sized exactly for it, --overwrite gives the same bytes at -j1 and -j2" {
-	e3mkfs -q -d "$T/src" "$T/a.img" auto
+	e3mkfs -q -d "$T/src" "$T/a.img" auto+0%
 	cp "$T/a.img" "$T/b.img"
 	run e3cp -j1 --overwrite "$T/src" "$T/a.img"
 	assert_status 0
@@ -93,7 +93,7 @@ free_blocks() {
 
 @test "archive: --overwrite of the archive an auto-sized image holds succeeds (it ran out half way), e2fsck clean" {
 	tar cf "$T/src.tar" -C "$T/src" .
-	e3mkfs -q -d "$T/src.tar" "$T/a.img" auto
+	e3mkfs -q -d "$T/src.tar" "$T/a.img" auto+0%
 	for f in "$T"/src/f* "$T"/src/d1/g*; do
 		head -c "$(stat -c %s "$f")" /dev/urandom > "$f.new" && mv "$f.new" "$f"
 	done

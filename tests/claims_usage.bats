@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Usage errors are one line: "prog: reason (see 'prog --help')" on stderr,
 # nothing on stdout, and the tool's usage exit code (e3fsck 16 as
-# e2fsck, e3mkfs and e3cp 2); --help prints the usage on stdout, exit 0.
+# e2fsck, and e3mkfs, as misc/exit.h says; e3cp 2); --help prints the usage on stdout, exit 0.
 load helper
 
 # usage_error CODE REASON TOOL ARGS...: exactly one line on stderr, the
@@ -45,10 +45,10 @@ help_ok() {
 	help_ok e3fsck
 }
 
-@test "e3mkfs: unknown and incomplete options are one line, exit 2" {
-	usage_error 2 "unknown option '--bogus'" e3mkfs "$E3_TOP/misc/e3mkfs" --bogus x.img 8M
-	usage_error 2 "option -Z is unknown" e3mkfs "$E3_TOP/misc/e3mkfs" -Z x.img 8M
-	usage_error 2 "option -b needs a value" e3mkfs "$E3_TOP/misc/e3mkfs" x.img -b
-	usage_error 2 "option '--alloc' needs a value" e3mkfs "$E3_TOP/misc/e3mkfs" x.img --alloc
+@test "e3mkfs: unknown and incomplete options are one line, exit 16" {
+	usage_error 16 "unknown option '--bogus'" e3mkfs "$E3_TOP/misc/e3mkfs" --bogus x.img 8M
+	usage_error 16 "option -Z is unknown" e3mkfs "$E3_TOP/misc/e3mkfs" -Z x.img 8M
+	usage_error 16 "option -b needs a value" e3mkfs "$E3_TOP/misc/e3mkfs" x.img -b
+	usage_error 16 "option '--alloc' needs a value" e3mkfs "$E3_TOP/misc/e3mkfs" x.img --alloc
 	help_ok e3mkfs
 }

@@ -348,11 +348,11 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 @test "refuses ext4-only features, naming them" {
 	for f in extents extent flex_bg 64bit metadata_csum huge_file dir_nlink \
 		 extra_isize uninit_bg meta_bg bigalloc inline_data; do
-		refused 1 "e3mkfs: $T/x.img: feature '$f' is ext4-only" \
+		refused 16 "e3mkfs: $T/x.img: feature '$f' is ext4-only" \
 			e3mkfs -O "dir_index,$f" "$T/x.img" 8M
 	done
 	[ ! -e "$T/x.img" ]
-	refused 1 "e3mkfs: $T/x.img: -O frobnicate: unknown feature" \
+	refused 16 "e3mkfs: $T/x.img: -O frobnicate: unknown feature" \
 		e3mkfs -O frobnicate "$T/x.img" 8M
 	# switching an ext4 feature off is what ext3 is anyway
 	e3mkfs -q -O ^extents,^64bit "$T/x.img" 8M
@@ -360,9 +360,9 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 }
 
 @test "refuses a size too small, saying the minimum" {
-	refused 1 "e3mkfs: $T/x.img: image too small (1M): the minimum is 2M" \
+	refused 16 "e3mkfs: $T/x.img: image too small (1M): the minimum is 2M" \
 		e3mkfs "$T/x.img" 1M
-	refused 1 "image too small (4M): the minimum is 8M" \
+	refused 16 "image too small (4M): the minimum is 8M" \
 		e3mkfs -b 4096 "$T/x.img" 4M
 	[ ! -e "$T/x.img" ]
 	e3mkfs -q "$T/x.img" 2M
@@ -370,77 +370,77 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 }
 
 @test "refuses a size too large for ext3" {
-	refused 1 "e3mkfs: $T/x.img: image too large for ext3" e3mkfs "$T/x.img" 17T
-	refused 1 "image too large for ext3" e3mkfs -b 1024 "$T/x.img" 5T
+	refused 16 "e3mkfs: $T/x.img: image too large for ext3" e3mkfs "$T/x.img" 17T
+	refused 16 "image too large for ext3" e3mkfs -b 1024 "$T/x.img" 5T
 }
 
 @test "refuses bad block and inode sizes" {
-	refused 1 "e3mkfs: $T/x.img: -b 3000: block size must be 1024, 2048 or 4096" \
+	refused 16 "e3mkfs: $T/x.img: -b 3000: block size must be 1024, 2048 or 4096" \
 		e3mkfs -b 3000 "$T/x.img" 8M
-	refused 1 "-b 8192: block size must be" e3mkfs -b 8192 "$T/x.img" 8M
-	refused 1 "e3mkfs: $T/x.img: -I 512: inode size must be 128 or 256" \
+	refused 16 "-b 8192: block size must be" e3mkfs -b 8192 "$T/x.img" 8M
+	refused 16 "e3mkfs: $T/x.img: -I 512: inode size must be 128 or 256" \
 		e3mkfs -I 512 "$T/x.img" 8M
-	refused 1 "-I 200: inode size must be 128 or 256" e3mkfs -I 200 "$T/x.img" 8M
+	refused 16 "-I 200: inode size must be 128 or 256" e3mkfs -I 200 "$T/x.img" 8M
 	[ ! -e "$T/x.img" ]
 }
 
 @test "refuses inode counts that do not fit" {
-	refused 1 "e3mkfs: $T/x.img: inode count does not fit" \
+	refused 16 "e3mkfs: $T/x.img: inode count does not fit" \
 		e3mkfs -N 100000 "$T/x.img" 8M
-	refused 1 "-N 9999999999: inode count must be" e3mkfs -N 9999999999 "$T/x.img" 8M
+	refused 16 "-N 9999999999: inode count must be" e3mkfs -N 9999999999 "$T/x.img" 8M
 	# mke2fs -N 32000 refuses this too ("Cannot create filesystem with
 	# requested number of inodes")
-	refused 1 "inode count does not fit: more inodes per group than a bitmap block" \
+	refused 16 "inode count does not fit: more inodes per group than a bitmap block" \
 		e3mkfs -N 32000 "$T/x.img" 8M
-	refused 1 "-i 512: bytes per inode must be 1024..65536K" e3mkfs -i 512 "$T/x.img" 8M
+	refused 16 "-i 512: bytes per inode must be 1024..65536K" e3mkfs -i 512 "$T/x.img" 8M
 	[ ! -e "$T/x.img" ]
 }
 
 @test "refuses bad -g -m -L -U -J -E and SIZE values" {
-	refused 1 "-g 1004: blocks per group must be a multiple of 8" e3mkfs -g 1004 "$T/x.img" 8M
-	refused 1 "-g 100: blocks per group" e3mkfs -g 100 "$T/x.img" 8M
-	refused 1 "blocks per group (-g) must be at most 8*block size" \
+	refused 16 "-g 1004: blocks per group must be a multiple of 8" e3mkfs -g 1004 "$T/x.img" 8M
+	refused 16 "-g 100: blocks per group" e3mkfs -g 100 "$T/x.img" 8M
+	refused 16 "blocks per group (-g) must be at most 8*block size" \
 		e3mkfs -g 16384 "$T/x.img" 8M
-	refused 1 "-m 60: reserved percent must be 0..50" e3mkfs -m 60 "$T/x.img" 8M
-	refused 1 "label longer than 16 bytes" e3mkfs -L 12345678901234567 "$T/x.img" 8M
-	refused 1 "-U bogus: want random, time, clear or a UUID" e3mkfs -U bogus "$T/x.img" 8M
-	refused 1 "-J foo: only size=MiB is supported" e3mkfs -J foo "$T/x.img" 8M
-	refused 1 "journal size must be 1024..10240000 blocks" e3mkfs -J size=1000 "$T/x.img" 8M
-	refused 1 "a journal size was given without has_journal" \
+	refused 16 "-m 60: reserved percent must be 0..50" e3mkfs -m 60 "$T/x.img" 8M
+	refused 16 "label longer than 16 bytes" e3mkfs -L 12345678901234567 "$T/x.img" 8M
+	refused 16 "-U bogus: want random, time, clear or a UUID" e3mkfs -U bogus "$T/x.img" 8M
+	refused 16 "-J foo: only size=MiB is supported" e3mkfs -J foo "$T/x.img" 8M
+	refused 16 "journal size must be 1024..10240000 blocks" e3mkfs -J size=1000 "$T/x.img" 8M
+	refused 16 "a journal size was given without has_journal" \
 		e3mkfs -J size=4 -O ^has_journal "$T/x.img" 8M
-	refused 1 "-E hash_seed=nope: not a UUID" e3mkfs -E hash_seed=nope "$T/x.img" 8M
-	refused 1 "-E root_owner=7: want UID:GID" e3mkfs -E root_owner=7 "$T/x.img" 8M
-	refused 1 "-E frob: unknown extended option" e3mkfs -E frob=1 "$T/x.img" 8M
-	refused 1 "resize_inode needs sparse_super" e3mkfs -O ^sparse_super "$T/x.img" 8M
-	refused 1 "bad size '8X'" e3mkfs "$T/x.img" 8X
-	SOURCE_DATE_EPOCH=yesterday refused 1 "SOURCE_DATE_EPOCH must be a number" \
+	refused 16 "-E hash_seed=nope: not a UUID" e3mkfs -E hash_seed=nope "$T/x.img" 8M
+	refused 16 "-E root_owner=7: want UID:GID" e3mkfs -E root_owner=7 "$T/x.img" 8M
+	refused 16 "-E frob: unknown extended option" e3mkfs -E frob=1 "$T/x.img" 8M
+	refused 16 "resize_inode needs sparse_super" e3mkfs -O ^sparse_super "$T/x.img" 8M
+	refused 16 "bad size '8X'" e3mkfs "$T/x.img" 8X
+	SOURCE_DATE_EPOCH=yesterday refused 8 "SOURCE_DATE_EPOCH must be a number" \
 		e3mkfs "$T/x.img" 8M
 	[ ! -e "$T/x.img" ]
 }
 
-@test "usage errors exit 2" {
-	refused 2 "e3mkfs: no IMAGE given" e3mkfs
-	refused 2 "unknown option '--frob'" e3mkfs --frob "$T/x.img" 8M
-	refused 2 "option -Z is unknown" e3mkfs -Z "$T/x.img" 8M
-	refused 2 "option -b needs a value" e3mkfs "$T/x.img" -b
-	refused 2 "unexpected argument 'extra'" e3mkfs "$T/x.img" 8M extra
+@test "usage errors exit 16" {
+	refused 16 "e3mkfs: no IMAGE given" e3mkfs
+	refused 16 "unknown option '--frob'" e3mkfs --frob "$T/x.img" 8M
+	refused 16 "option -Z is unknown" e3mkfs -Z "$T/x.img" 8M
+	refused 16 "option -b needs a value" e3mkfs "$T/x.img" -b
+	refused 16 "unexpected argument 'extra'" e3mkfs "$T/x.img" 8M extra
 }
 
 @test "refuses a directory" {
 	mkdir "$T/dir"
-	refused 1 "e3mkfs: $T/dir: is a directory" e3mkfs "$T/dir" 8M
-	refused 1 "e3mkfs: $T/dir: is a directory" e3mkfs -F "$T/dir" 8M
+	refused 8 "e3mkfs: $T/dir: is a directory" e3mkfs "$T/dir" 8M
+	refused 8 "e3mkfs: $T/dir: is a directory" e3mkfs -F "$T/dir" 8M
 }
 
 @test "refuses a non-empty file without -F, and a missing size" {
 	echo "precious" > "$T/x.img"
-	refused 1 "e3mkfs: $T/x.img: file is not empty (use -F to overwrite it)" \
+	refused 8 "e3mkfs: $T/x.img: file is not empty (use -F to overwrite it)" \
 		e3mkfs "$T/x.img" 8M
 	[ "$(cat "$T/x.img")" = precious ]
-	refused 1 "e3mkfs: $T/new.img: no SIZE given and IMAGE has no size" \
+	refused 16 "e3mkfs: $T/new.img: no SIZE given and IMAGE has no size" \
 		e3mkfs "$T/new.img"
 	: > "$T/empty.img"
-	refused 1 "no SIZE given and IMAGE has no size" e3mkfs "$T/empty.img"
+	refused 16 "no SIZE given and IMAGE has no size" e3mkfs "$T/empty.img"
 	# an empty file needs no -F
 	e3mkfs -q "$T/empty.img" 8M
 	assert_fsck_clean "$T/empty.img"
@@ -449,7 +449,7 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 @test "refuses an image another e3img process is writing (flock)" {
 	e3mkfs -q "$T/x.img" 8M
 	run flock "$T/x.img" e3mkfs -F "$T/x.img" 8M
-	assert_status 1
+	assert_status 8
 	assert_output_has "e3mkfs: $T/x.img: image is in use by another e3img process"
 	assert_fsck_clean "$T/x.img"
 }
@@ -466,8 +466,8 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 		chmod 444 "$T/ro/old.img"
 		chmod 555 "$T/ro"
 	fi
-	refused 1 "e3mkfs: $T/ro/new.img: image is read-only" e3mkfs "$T/ro/new.img" 8M
-	refused 1 "e3mkfs: $T/ro/old.img: image is read-only" e3mkfs "$T/ro/old.img" 8M
+	refused 8 "e3mkfs: $T/ro/new.img: image is read-only" e3mkfs "$T/ro/new.img" 8M
+	refused 8 "e3mkfs: $T/ro/old.img: image is read-only" e3mkfs "$T/ro/old.img" 8M
 	[ "$(id -u)" -eq 0 ] || chmod 755 "$T/ro"
 }
 
@@ -478,8 +478,8 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 	mount -o loop -t ext3 "$T/m.img" "$T/mnt"
 	MNT=$T/mnt
 	dev=$(findmnt -n -o SOURCE "$T/mnt")
-	refused 1 "e3mkfs: $T/m.img: device is mounted" e3mkfs -F "$T/m.img" 16M
-	refused 1 "e3mkfs: $dev: device is mounted" e3mkfs -F "$dev"
+	refused 8 "e3mkfs: $T/m.img: device is mounted" e3mkfs -F "$T/m.img" 16M
+	refused 8 "e3mkfs: $dev: device is mounted" e3mkfs -F "$dev"
 	umount "$T/mnt"
 	assert_fsck_clean "$T/m.img"
 }
@@ -491,7 +491,7 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 	truncate -s 32M "$T/dev.img"
 	LOOP=$(losetup -f --show "$T/dev.img")
 	head -c 4096 /dev/urandom | dd of="$LOOP" conv=notrunc status=none
-	refused 1 "e3mkfs: $LOOP: file is not empty" e3mkfs "$LOOP"
+	refused 8 "e3mkfs: $LOOP: file is not empty" e3mkfs "$LOOP"
 	e3mkfs -q -F "$LOOP"
 	losetup -d "$LOOP"; LOOP=
 	[ "$(hdr "$T/dev.img" 'Block count')" = 32768 ]
@@ -520,18 +520,145 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 	assert_fsck_clean "$T/k.img"
 }
 
-@test "-d with --alloc and -j: every mode fills a clean image; bad values are refused" {
+@test "-d with --alloc and --jobs: every mode fills a clean image; bad values are refused" {
 	for mode in rbtree list none; do
-		run e3mkfs -q -d "$E3_TOP/sample" --alloc=$mode -j 3 "$T/$mode.img" auto
+		run e3mkfs -q -d "$E3_TOP/sample" --alloc=$mode --jobs 3 "$T/$mode.img" auto
 		assert_status 0
 		assert_fsck_clean "$T/$mode.img"
 		cmp <(debugfs -R "cat /docs/numbers.txt" "$T/$mode.img" 2>/dev/null) \
 			"$E3_TOP/sample/docs/numbers.txt"
 	done
 	run e3mkfs -q -d "$E3_TOP/sample" --alloc=foo "$T/bad.img" auto
-	assert_status 1
+	assert_status 16
 	assert_output_has "e3mkfs: $T/bad.img: --alloc=foo: rbtree, list or none"
-	run e3mkfs -q -d "$E3_TOP/sample" -j 0 "$T/bad.img" auto
+	run e3mkfs -q -d "$E3_TOP/sample" --jobs 0 "$T/bad.img" auto
+	assert_status 16
+	assert_output_has "--jobs 0: a number of threads"
+}
+
+# ---- -d layers and e3cp's copy options (issue 20, items 5, 6 and 10) -----
+
+@test "-d base -d overlay: the overlay's files replace the base's, directories merge; e2fsck clean" {
+	mkdir -p "$T/base/etc" "$T/base/bin" "$T/ov/etc"
+	echo base > "$T/base/etc/motd"; echo keep > "$T/base/etc/keep"
+	echo sh > "$T/base/bin/sh"
+	echo overlay > "$T/ov/etc/motd"; echo new > "$T/ov/etc/new"
+	run e3mkfs -q -d "$T/base" -d "$T/ov" "$T/l.img" auto
+	assert_status 0
+	assert_fsck_clean "$T/l.img"
+	assert_img_cat "$T/l.img" /etc/motd overlay
+	assert_img_cat "$T/l.img" /etc/keep keep
+	assert_img_cat "$T/l.img" /etc/new new
+	assert_img_cat "$T/l.img" /bin/sh sh
+	# the replaced file's inode and blocks went back: one motd, one inode
+	[ "$(debugfs -R "ls /etc" "$T/l.img" 2>/dev/null | grep -o motd | wc -l)" -eq 1 ]
+	# the same with the layers the other way round
+	run e3mkfs -q -d "$T/ov" -d "$T/base" "$T/r.img" auto
+	assert_status 0
+	assert_img_cat "$T/r.img" /etc/motd base
+	assert_fsck_clean "$T/r.img"
+}
+
+@test "-d with --owner, --uid-map, -D and -v as in e3cp; e3cp -D TABLE IMAGE alone makes the table's entries" {
+	mkdir -p "$T/src/d"
+	echo a > "$T/src/d/a"
+	printf '/dev d 755 0 0 - - - - -\n/dev/null c 666 0 0 1 3 0 0 -\n' > "$T/dt"
+	run e3mkfs --owner 1000:100 -v -D "$T/dt" -d "$T/src" "$T/o.img" 8M
+	assert_status 0
+	assert_output_has "d/a"
+	assert_fsck_clean "$T/o.img"
+	run debugfs -R "stat /d/a" "$T/o.img"
+	assert_output_has "User:  1000   Group:   100"
+	run debugfs -R "stat /dev/null" "$T/o.img"
+	assert_output_has "character special"
+	assert_output_has "Device major/minor number: 01:03"
+	# a map instead of a fixed owner
+	run e3mkfs -q --uid-map "$(id -u):4242" -d "$T/src" "$T/m.img" 8M
+	assert_status 0
+	run debugfs -R "stat /d/a" "$T/m.img"
+	assert_output_has "User:  4242"
+	run e3mkfs -q --owner nope -d "$T/src" "$T/x.img" 8M
+	assert_status 16
+	assert_output_has "bad --owner 'nope' (UID:GID)"
+	[ ! -e "$T/x.img" ]
+	# e3cp: a device table alone, as genext2fs takes it
+	e3mkfs -q "$T/c.img" 8M
+	run e3cp -D "$T/dt" "$T/c.img"
+	assert_status 0
+	run debugfs -R "stat /dev/null" "$T/c.img"
+	assert_output_has "character special"
+	assert_fsck_clean "$T/c.img"
+	run e3cp "$T/c.img"
+	assert_status 2
+	assert_output_has "need at least one SRC and an IMAGE"
+}
+
+@test "SIZE auto leaves room for everyone, not only root, and free inodes; the last line says what is free" {
+	mkdir -p "$T/t"
+	# 12 MB: above the 8 MiB floor, so that the fit is the tree's
+	for i in $(seq 1 30); do head -c 400000 /dev/urandom > "$T/t/f$i"; done
+	run e3mkfs -d "$T/t" "$T/a.img" auto
+	assert_status 0
+	assert_output_has "inodes of input + 10%"
+	local free resv ifree
+	free=$(hdr "$T/a.img" 'Free blocks')
+	resv=$(hdr "$T/a.img" 'Reserved block count')
+	ifree=$(hdr "$T/a.img" 'Free inodes')
+	# 30 files of 98 blocks: 10% is 294 blocks beyond root's reserve
+	[ "$free" -ge $((resv + 294)) ] || { echo "free $free, reserve $resv" >&2; return 1; }
+	[ "$ifree" -ge 64 ] || { echo "free inodes $ifree" >&2; return 1; }
+	assert_output_has "free: $free blocks ($((free - resv)) for non-root users) and $ifree inodes"
+	assert_fsck_clean "$T/a.img"
+	# auto+0% is the exact fit: root's reserve is all that is left
+	run e3mkfs -q -d "$T/t" "$T/e.img" auto+0%
+	assert_status 0
+	[ "$(hdr "$T/e.img" 'Free blocks')" -le $(($(hdr "$T/e.img" 'Reserved block count') + 64)) ]
+}
+
+@test "-d exit codes: 1 when an entry is skipped (named), 8 for a missing source, 16 for a bad option" {
+	mkdir -p "$T/h"
+	echo x > "$T/h/a"; ln "$T/h/a" "$T/h/b"
+	tar cf "$T/h.tar" -C "$T/h" a b
+	tar --delete -f "$T/h.tar" a	# b is now a hard link to nothing
+	run e3mkfs -q -d "$T/h.tar" "$T/p.img" 8M
 	assert_status 1
-	assert_output_has "-j 0: a number of threads"
+	assert_output_has "b: skipped: hard link target is not in the image"
+	assert_fsck_clean "$T/p.img"
+	run e3mkfs -q -d "$T/nope" "$T/n.img" 8M
+	assert_status 8
+	[ ! -e "$T/n.img" ]
+	run e3mkfs -q --jobs x -d "$T/h" "$T/n.img" 8M
+	assert_status 16
+	assert_output_has "--jobs x: a number of threads"
+}
+
+@test "--help: -d is described under its own heading, -j is the journal, threads are --jobs" {
+	run e3mkfs --help
+	assert_status 0
+	assert_output_has "  -j             add a journal"
+	assert_output_has "  --jobs N             worker threads"
+	assert_output_has "Filling the image (through e3cp's engine):
+  -d SRC "
+	refute_output_has "-j N "
+	# -j as mke2fs means it: ext2 with a journal is ext3
+	e3mkfs -q -t ext2 -j "$T/j.img" 8M
+	hdr "$T/j.img" 'Filesystem features' | grep -q has_journal
+	e3mkfs -q -t ext2 "$T/k.img" 8M
+	if hdr "$T/k.img" 'Filesystem features' | grep -q has_journal; then
+		echo "-t ext2 has a journal" >&2; return 1
+	fi
+	assert_fsck_clean "$T/j.img"
+	assert_fsck_clean "$T/k.img"
+}
+
+@test "-d shows progress on request (--progress), like e3cp, and never with -q" {
+	mkdir -p "$T/p"
+	for i in $(seq 1 20); do head -c 50000 /dev/urandom > "$T/p/f$i"; done
+	run e3mkfs --progress -d "$T/p" "$T/g.img" auto
+	assert_status 0
+	assert_output_has " of 20 files, "
+	assert_output_has " MiB/s"
+	run e3mkfs -q --progress -d "$T/p" "$T/h.img" auto
+	assert_status 0
+	[ -z "$output" ]
 }

@@ -52,7 +52,7 @@ cp_into() {
 	[ -n "$bs" ] && [ -n "$nb" ] && [ -n "$ni" ] ||
 		{ echo "no geometry in $ref" >&2; return 1; }
 	rm -f "$img"
-	SOURCE_DATE_EPOCH=$EPOCH e3mkfs -q -b "$bs" -N "$ni" "$img" $((nb * bs)) ||
+	SOURCE_DATE_EPOCH=$EPOCH e3mkfs -q -b "$bs" -N "$ni" "$img" "$nb" ||
 		{ echo "e3mkfs $img failed" >&2; return 1; }
 	SOURCE_DATE_EPOCH=$EPOCH e3cp --quiet "$jobs" "$src" "$img" ||
 		{ echo "e3cp $jobs $src failed" >&2; return 1; }
@@ -71,10 +71,10 @@ assert_one_image() {
 	fi
 }
 
-@test "e3mkfs -d of the test tree: 16 runs at -j1..8 give one image, and e2fsck finds it clean" {
+@test "e3mkfs -d of the test tree: 16 runs at --jobs 1..8 give one image, and e2fsck finds it clean" {
 	rm -f "$T/shas"
 	for j in 1 2 4 8 1 2 4 8 1 2 4 8 1 2 4 8; do
-		mkfs_d "$T/m.img" "$T/tree" -j "$j"
+		mkfs_d "$T/m.img" "$T/tree" --jobs "$j"
 	done
 	assert_one_image 16
 	assert_fsck_clean "$T/m.img"
@@ -90,10 +90,10 @@ assert_one_image() {
 	assert_fsck_clean "$T/c.img"
 }
 
-@test "a tar archive of the test tree: e3mkfs -d (8 runs) and e3cp -j1/-j2/-j4 give one image" {
+@test "a tar archive of the test tree: e3mkfs -d (8 runs, --jobs 1..8) and e3cp -j1/-j2/-j4 give one image" {
 	rm -f "$T/shas"
 	for j in 1 2 4 8 1 2 4 8; do
-		mkfs_d "$T/t.img" "$T/tree.tar" -j "$j"
+		mkfs_d "$T/t.img" "$T/tree.tar" --jobs "$j"
 	done
 	for j in 1 2 4 1 2 4; do
 		cp_into "$T/t.img" "$T/tc.img" "$T/tree.tar" "-j$j"

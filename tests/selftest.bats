@@ -215,7 +215,7 @@ plant() {
 	must_pass same_bytes 8M
 	plant mkfs.bats same_bytes 's|e3mk "$T/e.img" "$size" "$@"|e3mk "$T/e.img" "$size" -L planted "$@"|'
 	must_fail same_bytes 8M
-	must_pass refused 2 "e3mkfs: no IMAGE given" e3mkfs
+	must_pass refused 16 "e3mkfs: no IMAGE given" e3mkfs
 	must_fail refused 1 "e3mkfs: no IMAGE given" e3mkfs
 	must_fail refused 2 "no such text" e3mkfs
 }

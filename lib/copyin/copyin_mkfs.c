@@ -3,7 +3,9 @@
  * smallest image whose free blocks and inodes, once mkfs has laid out its
  * metadata (superblock copies, descriptors, reserved GDT, bitmaps, inode
  * tables, journal, root and lost+found, root's reserve), hold what the
- * sources need (copyin_size.c), plus N% of slack.
+ * sources need (copyin_size.c), plus N% of slack (e3mkfs' plain "auto"
+ * asks for 10%) above root's reserve, so that users other than root find
+ * room too; any slack also brings at least 64 free inodes.
  *
  * libext2fs lays the metadata out: each candidate geometry is initialised
  * on the null I/O manager and its free counts read back; the size grows by
@@ -14,6 +16,9 @@
 
 #include "copyin.h"
 #include "mkfs/mkfs_nullio.h"
+
+/* Free inodes auto+N% (N > 0) leaves at the least. */
+#define AUTO_MIN_FREE_INODES 64
 
 /* Blocks mkfs itself uses besides the group metadata: root and lost+found
  * directories, the resize inode's DIND, the journal's indirect blocks. */
@@ -64,8 +69,13 @@ errcode_t e3_copyin_auto_size(const char *const *srcs, size_t nsrcs,
 	err = e3_copyin_measure(srcs, nsrcs, bs, isz, opts, need);
 	if (err)
 		return err;
+	/* the slack is room above root's reserve, so that every user can
+	 * still write; inodes get at least AUTO_MIN_FREE_INODES of it when
+	 * there is any slack, so a small tree does not leave 4 */
 	want_blocks = need->blocks + need->blocks * slack_percent / 100;
 	want_inodes = need->inodes + need->inodes * slack_percent / 100 + 1;
+	if (slack_percent && want_inodes < need->inodes + AUTO_MIN_FREE_INODES)
+		want_inodes = need->inodes + AUTO_MIN_FREE_INODES;
 	p->block_size = bs;
 	if (!p->inode_count)
 		p->inode_count = want_inodes + EXT2_GOOD_OLD_FIRST_INO + 2;

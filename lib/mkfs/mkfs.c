@@ -25,22 +25,33 @@
 /* ext2fs_default_journal_size gives no journal below this many blocks. */
 #define MIN_JOURNAL_FS_BLOCKS 2048
 
-/* mke2fs.conf's [fs_types] by size: "floppy" below 3 MiB, "small" below
- * 512 MiB, "default" below 4 TiB, "big" below 16 TiB, else "huge". */
+/* mke2fs.conf's [fs_types]. By size: "floppy" below 3 MiB, "small" below
+ * 512 MiB, "default" below 4 TiB, "big" below 16 TiB, else "huge"; -T
+ * names these or the others. A 0 leaves [defaults]' value (4096-byte
+ * blocks, 16384 bytes per inode, 256-byte inodes); largefile's
+ * "blocksize = -1" means the page size, 4096 on the hosts we build for. */
 struct usage_type {
 	const char *name;
-	uint64_t below;			/* bytes */
+	uint64_t below;			/* bytes; 0: only by name (-T) */
 	unsigned block_size;
 	unsigned inode_ratio;
+	unsigned inode_size;
 };
 
 static const struct usage_type usage_types[] = {
-	{ "floppy",  3 * MIB,              1024, 8192 },
-	{ "small",   512 * MIB,            1024, 4096 },
-	{ "default", 4 * 1024 * 1024 * MIB, 4096, 16384 },
-	{ "big",     16 * 1024 * 1024 * MIB, 4096, 32768 },
-	{ "huge",    UINT64_MAX,           4096, 65536 },
+	{ "floppy",  3 * MIB,              1024, 8192, 0 },
+	{ "small",   512 * MIB,            1024, 4096, 0 },
+	{ "default", 4 * 1024 * 1024 * MIB, 0, 0, 0 },
+	{ "big",     16 * 1024 * 1024 * MIB, 0, 32768, 0 },
+	{ "huge",    UINT64_MAX,           0, 65536, 0 },
+	{ "news",       0, 0, 4096, 0 },
+	{ "largefile",  0, 4096, 1048576, 0 },
+	{ "largefile4", 0, 4096, 4194304, 0 },
+	{ "hurd",       0, 4096, 0, 128 },
 };
+#define N_USAGE_TYPES (sizeof(usage_types) / sizeof(*usage_types))
+#define DEFAULT_BLOCK_SIZE 4096
+#define DEFAULT_INODE_RATIO 16384
 #define DEFAULT_INODE_SIZE 256
 #define DEFAULT_RESERVED_PERCENT 5.0
 
@@ -78,6 +89,8 @@ void e3_mkfs_params_init(struct e3_mkfs_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->reserved_percent = DEFAULT_RESERVED_PERCENT;
+	p->lazy_itable_init = 1;	/* what mke2fs picks on any kernel
+					   since 2.6.37 */
 	/* base_features of the stock mke2fs.conf, plus ext3's has_journal */
 	p->features[0] = EXT3_FEATURE_COMPAT_HAS_JOURNAL |
 		EXT2_FEATURE_COMPAT_EXT_ATTR | EXT2_FEATURE_COMPAT_RESIZE_INODE |
@@ -199,12 +212,85 @@ static errcode_t refuse(const char **why, errcode_t err, const char *reason)
 	return err;
 }
 
+static const struct usage_type *usage_named(const char *name, size_t len)
+{
+	for (size_t i = 0; i < N_USAGE_TYPES; i++)
+		if (strlen(usage_types[i].name) == len &&
+		    !strncmp(usage_types[i].name, name, len))
+			return &usage_types[i];
+	return NULL;
+}
+
+static void usage_apply(struct usage_type *u, const struct usage_type *t)
+{
+	if (t->block_size)
+		u->block_size = t->block_size;
+	if (t->inode_ratio)
+		u->inode_ratio = t->inode_ratio;
+	if (t->inode_size)
+		u->inode_size = t->inode_size;
+}
+
+/* The values in effect: [defaults], then the size's type or -T's list in
+ * order, as mke2fs reads its profile. Unknown names were refused by
+ * e3_mkfs_validate. */
+static struct usage_type usage_for(const struct e3_mkfs_params *p,
+				   uint64_t bytes)
+{
+	struct usage_type u = { NULL, 0, DEFAULT_BLOCK_SIZE,
+				DEFAULT_INODE_RATIO, DEFAULT_INODE_SIZE };
+	const char *s = p->usage_types;
+	size_t i = 0;
+
+	if (!*s) {
+		while (bytes >= usage_types[i].below)
+			i++;
+		u.name = usage_types[i].name;
+		usage_apply(&u, &usage_types[i]);
+		return u;
+	}
+	u.name = s;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		const struct usage_type *t = usage_named(s, len);
+
+		if (t)
+			usage_apply(&u, t);
+		s += len + (s[len] == ',');
+	}
+	return u;
+}
+
+static errcode_t check_usage_types(const struct e3_mkfs_params *p,
+				   const char **why)
+{
+	const char *s = p->usage_types;
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+
+		if (!usage_named(s, len))
+			return refuse(why, E3_BAD_OPTION,
+				      "unknown usage type (-T): floppy small default big huge news largefile largefile4 hurd");
+		s += len + (s[len] == ',');
+	}
+	return 0;
+}
+
+/* The block size in effect: given, or the usage type's. */
+static unsigned block_size_for(const struct e3_mkfs_params *p, uint64_t bytes)
+{
+	return p->block_size ? p->block_size : usage_for(p, bytes).block_size;
+}
+
 errcode_t e3_mkfs_validate(const struct e3_mkfs_params *p, const char **why)
 {
 	unsigned bs = p->block_size;
 
 	if (why)
 		*why = NULL;
+	if (check_usage_types(p, why))
+		return E3_BAD_OPTION;
 	if (bs && bs != 1024 && bs != 2048 && bs != 4096)
 		return E3_BAD_BLOCK_SIZE;
 	if (p->inode_size && p->inode_size != 128 && p->inode_size != 256)
@@ -230,24 +316,11 @@ errcode_t e3_mkfs_validate(const struct e3_mkfs_params *p, const char **why)
 		return refuse(why, E3_BAD_OPTION,
 			      "a journal size was given without has_journal");
 	if (p->have_epoch)
+		/* -T hurd brings 128-byte inodes */
 		return e3_epoch_fits_inodes(p->epoch, p->inode_size ?
-					    p->inode_size : 256);
+					    p->inode_size :
+					    usage_for(p, p->size).inode_size);
 	return 0;
-}
-
-static const struct usage_type *usage_for(uint64_t bytes)
-{
-	size_t i = 0;
-
-	while (bytes >= usage_types[i].below)
-		i++;
-	return &usage_types[i];
-}
-
-/* The block size in effect: given, or the usage type's. */
-static unsigned block_size_for(const struct e3_mkfs_params *p, uint64_t bytes)
-{
-	return p->block_size ? p->block_size : usage_for(bytes)->block_size;
 }
 
 uint64_t e3_mkfs_min_size(const struct e3_mkfs_params *p)
@@ -278,10 +351,10 @@ static errcode_t make_template(const struct e3_mkfs_params *p,
 			       struct e3_mkfs_geometry *g, const char **why)
 {
 	struct ext2_super_block *s = &g->param;
-	const struct usage_type *u = usage_for(p->size);
+	const struct usage_type u = usage_for(p, p->size);
 	unsigned bs = block_size_for(p, p->size);
 	uint64_t blocks = blocks_for(p, bs), ratio, inodes;
-	unsigned isize = p->inode_size ? p->inode_size : DEFAULT_INODE_SIZE;
+	unsigned isize = p->inode_size ? p->inode_size : u.inode_size;
 
 	if (blocks > MAX_32)
 		return E3_TOO_LARGE;
@@ -292,7 +365,7 @@ static errcode_t make_template(const struct e3_mkfs_params *p,
 			      "blocks per group (-g) must be at most 8*block size");
 	if (isize > bs)
 		return E3_BAD_INODE_SIZE;
-	ratio = p->inode_ratio ? p->inode_ratio : u->inode_ratio;
+	ratio = p->inode_ratio ? p->inode_ratio : u.inode_ratio;
 	if (!p->inode_ratio && ratio < bs)
 		ratio = bs;
 	inodes = p->inode_count ? p->inode_count : blocks * bs / ratio;
@@ -304,7 +377,7 @@ static errcode_t make_template(const struct e3_mkfs_params *p,
 			      "the inode tables would fill the filesystem (raise -i or lower -N)");
 
 	memset(g, 0, sizeof(*g));
-	g->usage_type = u->name;
+	g->usage_type = u.name;
 	g->block_size = bs;
 	g->inode_size = isize;
 	g->inode_ratio = ratio;
@@ -315,6 +388,9 @@ static errcode_t make_template(const struct e3_mkfs_params *p,
 	s->s_feature_incompat = p->features[1];
 	s->s_feature_ro_compat = p->features[2];
 	s->s_default_mount_opts = EXT2_DEFM_XATTR_USER | EXT2_DEFM_ACL;
+	s->s_errors = p->errors;	/* 0: ext2fs_initialize's default */
+	s->s_raid_stride = p->raid_stride;
+	s->s_raid_stripe_width = p->raid_stripe_width;
 	ext2fs_blocks_count_set(s, blocks);
 	s->s_blocks_per_group = p->blocks_per_group;
 	s->s_inode_size = isize;

@@ -75,6 +75,11 @@ static void set_identity(ext2_filsys fs, const struct e3_mkfs_params *p)
 	s->s_max_mnt_count = -1;	/* enable_periodic_fsck = 0 */
 	memset(s->s_volume_name, 0, sizeof(s->s_volume_name));
 	memcpy(s->s_volume_name, p->label, strnlen(p->label, EXT2_LABEL_LEN));
+	/* -M fills the field; 64 bytes leave no NUL, as in mke2fs */
+	memcpy(s->s_last_mounted, p->last_mounted,
+	       strnlen(p->last_mounted, sizeof(s->s_last_mounted)));
+	if (p->test_fs)
+		s->s_flags |= EXT2_FLAGS_TEST_FILESYS;
 	if (p->have_epoch) {
 		/* libext2fs stamps every inode it writes with fs->now */
 		fs->now = (time_t)p->epoch;
@@ -157,15 +162,17 @@ static errcode_t wipe_old(ext2_filsys fs, const struct e3_mkfs_target *t)
  * zeros: write them unless the file already does. mke2fs (lazy_itable_init
  * on, as on any kernel since 2.6.37) marks the groups ITABLE_ZEROED only
  * when its discard zeroed the target, which for a file means the file had
- * a size; the flag follows that rule so the bytes match mke2fs'. */
+ * a size, and always with lazy_itable_init=0; the flag follows that rule
+ * so the bytes match mke2fs'. */
 static errcode_t write_inode_tables(ext2_filsys fs,
+				    const struct e3_mkfs_params *p,
 				    const struct e3_mkfs_target *t)
 {
 	for (dgrp_t i = 0; i < fs->group_desc_count; i++) {
 		blk64_t blk = ext2fs_inode_table_loc(fs, i);
 		errcode_t err;
 
-		if (t->discarded) {
+		if (t->discarded || !p->lazy_itable_init) {
 			ext2fs_bg_flags_set(fs, i, EXT2_BG_INODE_ZEROED);
 			ext2fs_group_desc_csum_set(fs, i);
 		}
@@ -245,15 +252,19 @@ static errcode_t make_special_inodes(ext2_filsys fs,
 	return err;
 }
 
-/* On a zeroed file the journal already reads as zeros (mkjournal.c). */
-static errcode_t make_journal(ext2_filsys fs, const struct e3_mkfs_geometry *g,
+/* On a zeroed file the journal already reads as zeros (mkjournal.c);
+ * lazy_journal_init leaves old data in it, as mke2fs does (the journal
+ * superblock's sequence keeps replay from reading it as log). */
+static errcode_t make_journal(ext2_filsys fs, const struct e3_mkfs_params *p,
+			      const struct e3_mkfs_geometry *g,
 			      const struct e3_mkfs_target *t)
 {
 	if (!g->journal_blocks) {
 		ext2fs_clear_feature_journal(fs->super);
 		return 0;
 	}
-	return e3_make_journal(fs, g->journal_blocks, t->zeroed, NULL);
+	return e3_make_journal(fs, g->journal_blocks,
+			       t->zeroed || p->lazy_journal_init, NULL);
 }
 
 static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
@@ -263,9 +274,11 @@ static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
 	blk64_t overhead;
 	errcode_t err;
 
-	if (t->is_device)
+	if (t->is_device && !p->nodiscard)
 		discard_device(fs);
 	set_identity(fs, p);
+	/* mke2fs staggers each group's bitmaps by the RAID stride */
+	fs->stride = p->raid_stride;
 	err = t->zeroed ? e3_zeroio_arm(fs) : 0;
 	if (!err)
 		err = ext2fs_allocate_tables(fs);
@@ -276,11 +289,11 @@ static errcode_t build(ext2_filsys fs, const struct e3_mkfs_params *p,
 	if (!err)
 		err = wipe_old(fs, t);
 	if (!err)
-		err = write_inode_tables(fs, t);
+		err = write_inode_tables(fs, p, t);
 	if (!err)
 		err = make_special_inodes(fs, p);
 	if (!err)
-		err = make_journal(fs, g, t);
+		err = make_journal(fs, p, g, t);
 	if (!err && p->have_epoch && p->epoch == 0)
 		err = e3_zero_special_inode_times(fs);
 	if (err)
@@ -342,7 +355,8 @@ errcode_t e3_mkfs_apply(const char *path, const struct e3_mkfs_params *p,
 	struct e3_mkfs_target t;
 	errcode_t err;
 
-	err = e3_mkfs_prepare_file(path, g->blocks * g->block_size, &t);
+	err = e3_mkfs_prepare_file(path, g->blocks * g->block_size,
+				   p->nodiscard, &t);
 	if (err)
 		return err;
 	err = write_fs(path, p, g, &t, ret_fs);

@@ -154,7 +154,7 @@ errcode_t e3_mkfs_check_target(const char *path, int force,
 	return 0;
 }
 
-errcode_t e3_mkfs_prepare_file(const char *path, uint64_t bytes,
+errcode_t e3_mkfs_prepare_file(const char *path, uint64_t bytes, int nodiscard,
 			       struct e3_mkfs_target *t)
 {
 	struct stat st;
@@ -176,6 +176,15 @@ errcode_t e3_mkfs_prepare_file(const char *path, uint64_t bytes,
 	}
 	if (S_ISBLK(st.st_mode)) {
 		t->is_device = 1;
+		goto out;
+	}
+	if (nodiscard) {
+		/* -E nodiscard: nothing is dropped; only a file without data
+		 * (new, or all holes) reads as zeros */
+		if ((uint64_t)st.st_size < bytes &&
+		    ftruncate(fd, (off_t)bytes) < 0)
+			err = errno == EFBIG ? E3_TOO_LARGE : (errcode_t)errno;
+		t->zeroed = !err && st.st_blocks == 0;
 		goto out;
 	}
 	t->discarded = st.st_size > 0;

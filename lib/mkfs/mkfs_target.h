@@ -20,8 +20,10 @@ struct e3_mkfs_target {
 
 /* Creates path if missing, takes the e3img writer lock (E3_IMAGE_LOCKED if
  * another process holds it); for a regular file makes [0, bytes) read as
- * zeros (holes) and at least bytes long. The caller closes t->lock_fd. */
-errcode_t e3_mkfs_prepare_file(const char *path, uint64_t bytes,
+ * zeros (holes) and at least bytes long — unless nodiscard, when old
+ * contents stay (t->zeroed only for a file with no data). The caller
+ * closes t->lock_fd. */
+errcode_t e3_mkfs_prepare_file(const char *path, uint64_t bytes, int nodiscard,
 			       struct e3_mkfs_target *t);
 
 #endif
