@@ -201,6 +201,9 @@ struct e3_copyin_stats {
 	uint64_t total_bytes;
 	uint64_t skipped;	/* entries not copied (bad path, unreadable) */
 	uint64_t errors;	/* entries that failed (e.g. name exists) */
+	uint64_t uptodate;	/* entries left as they were (update) */
+	uint64_t exists;	/* of errors: names that exist (no
+				   overwrite nor update asked) */
 	unsigned devtab_line;	/* device table lines read (the bad one
 				   on E3_DEVTAB_SYNTAX) */
 	int devtab_failed;	/* the error is the device table's: it
@@ -212,6 +215,9 @@ struct e3_copyin_opts {
 	const char *dest;		/* directory in the image; NULL = "/" */
 	unsigned threads;		/* workers; 0 = 1 */
 	int overwrite;			/* replace existing non-directories */
+	int update;			/* replace only those whose type, size
+					   or mtime differ from the source's;
+					   leave the others as they are */
 	int set_owner;			/* force owner to uid:gid below */
 	uint32_t owner_uid, owner_gid;
 	const struct e3_idmap *uid_map, *gid_map;

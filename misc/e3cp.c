@@ -42,6 +42,8 @@ static void usage(FILE *f)
 "  --uid-map FROM:TO    map a source uid (repeatable); --gid-map likewise\n"
 "  -D, --devtab FILE    genext2fs device table applied after the sources\n"
 "  --overwrite          replace existing entries (not directories)\n"
+"  --update             replace only entries whose type, size or mtime\n"
+"                       differ from the source's; add what is missing\n"
 "  --force              write into an image marked as having errors or\n"
 "                       not checked since a crash, or whose bitmaps\n"
 "                       disagree with their counts (risks shared blocks)\n"
@@ -136,7 +138,7 @@ static int add_map(struct e3_idmap **m, size_t *n, const char *s)
 }
 
 enum { OPT_OWNER = 256, OPT_UIDMAP, OPT_GIDMAP, OPT_OVERWRITE, OPT_PROGRESS,
-       OPT_QUIET, OPT_REPRO, OPT_ALLOC, OPT_FORCE };
+       OPT_QUIET, OPT_REPRO, OPT_ALLOC, OPT_FORCE, OPT_UPDATE };
 
 static const struct option long_opts[] = {
 	{ "owner", required_argument, NULL, OPT_OWNER },
@@ -144,6 +146,7 @@ static const struct option long_opts[] = {
 	{ "gid-map", required_argument, NULL, OPT_GIDMAP },
 	{ "devtab", required_argument, NULL, 'D' },
 	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+	{ "update", no_argument, NULL, OPT_UPDATE },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
@@ -175,6 +178,7 @@ static int parse_opt(struct cp_args *a, int c, const char *arg,
 		return -1;
 	case 'D': a->o.devtab = arg; return 0;
 	case OPT_OVERWRITE: a->o.overwrite = 1; return 0;
+	case OPT_UPDATE: a->o.update = 1; return 0;
 	case OPT_FORCE: a->open.flags |= E3_OPEN_FORCE; return 0;
 	case 'j':
 		if (parse_uint(arg, 1, 1024, &v) == 0) {

@@ -11,6 +11,7 @@
  * run. Workers only stream file contents into runs already decided.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,8 @@ void cp_error(struct cp_ctx *c, const char *path, errcode_t err)
 {
 	pthread_mutex_lock(&c->stat_lock);
 	c->st->errors++;
+	if (err == E3_NAME_EXISTS)
+		c->st->exists++;
 	pthread_mutex_unlock(&c->stat_lock);
 	cp_event(c, E3_CP_ERROR, path, err);
 }
@@ -262,6 +265,46 @@ errcode_t cp_resolve_parent(struct cp_ctx *c, const char *rel,
 
 /* ---- entries ------------------------------------------------------------------- */
 
+/* --update: E3_UP_TO_DATE when inode ino is what c->want describes — the
+ * same type, size and mtime (to the nanosecond where the inode keeps
+ * them), else 0: it is replaced. A file a crash cut short has its final
+ * size only once its data is in (the size is set at its close), so it
+ * never passes for a whole one. */
+static errcode_t up_to_date(struct cp_ctx *c, ext2_ino_t ino)
+{
+	ext2_filsys fs = c->img->fs;
+	struct ext2_inode_large *in;
+	unsigned isz = EXT2_INODE_SIZE(fs->super);
+	int same;
+	errcode_t err;
+
+	in = calloc(1, isz > sizeof(*in) ? isz : sizeof(*in));
+	if (!in)
+		return ENOMEM;
+	e3_fs_lock(c->img);
+	err = ext2fs_read_inode_full(fs, ino, EXT2_INODE(in), isz);
+	e3_fs_unlock(c->img);
+	if (err) {
+		free(in);
+		return err;
+	}
+	same = (in->i_mode & LINUX_S_IFMT) == (c->want.mode & S_IFMT) &&
+	       EXT2_I_SIZE(in) == c->want.size &&
+	       in->i_mtime == (uint32_t)c->want.mtime.tv_sec;
+	/* nanoseconds and epoch bits, in inodes that have room for them */
+	if (same && isz > EXT2_GOOD_OLD_INODE_SIZE &&
+	    (size_t)EXT2_GOOD_OLD_INODE_SIZE + in->i_extra_isize >=
+	    offsetof(struct ext2_inode_large, i_mtime_extra) +
+	    sizeof(in->i_mtime_extra))
+		same = (in->i_mtime_extra >> 2) ==
+		       (uint32_t)c->want.mtime.tv_nsec;
+	free(in);
+	if (!same)
+		return 0;
+	c->want.ino = ino;
+	return E3_UP_TO_DATE;
+}
+
 errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 			  const char *name, const char *path)
 {
@@ -275,7 +318,12 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 		return 0;
 	if (err)
 		return err;
-	if (!c->o->overwrite)
+	if (c->o->update && c->want.set) {
+		err = up_to_date(c, ino);
+		if (err)
+			return err;
+	}
+	if (!c->o->overwrite && !c->o->update)
 		return E3_NAME_EXISTS;
 	/* only the scanner changes links (a worker removes only a file it
 	 * made, with one link, under a name that was free): the count
@@ -291,13 +339,7 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 		 * in flight is closed first (in ordered mode by the scanner,
 		 * at this same point of the walk at any -j; otherwise by the
 		 * workers, whose errors are reported at the end) */
-		if (c->ordered) {
-			err = cp_close_oldest(c, 0);
-		} else {
-			err = cp_flush_batch(c);
-			if (!err && c->wq)
-				(void)e3_workq_wait(c->wq);
-		}
+		err = cp_drain(c);
 		if (!err)
 			err = e3_remove(c->img, parent, name);
 		/* the close removed it itself (its source could not be
@@ -337,7 +379,8 @@ errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 		if (!err && LINUX_S_ISLNK(mode))
 			err = E3_SYMLINK_IN_PATH;
 		else if (!err && !LINUX_S_ISDIR(mode))
-			err = c->o->overwrite ? E3_NOT_DIR : E3_NAME_EXISTS;
+			err = c->o->overwrite || c->o->update ? E3_NOT_DIR :
+							      E3_NAME_EXISTS;
 	}
 	if (!err)
 		err = cp_defer_dirattr(c, *ino, a);
@@ -472,7 +515,7 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 	/* --overwrite: what the replaced entries give back (copyin_credit.c),
 	 * looked up only when the copy does not fit without it; then each
 	 * removal commits to make its blocks reusable */
-	if (c->o->overwrite &&
+	if ((c->o->overwrite || c->o->update) &&
 	    (total.blocks > free_blocks || total.inodes > free_inodes)) {
 		struct e3_copyin_need credit = { 0 };
 

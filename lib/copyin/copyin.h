@@ -89,6 +89,9 @@ struct cp_ctx {
 	size_t ndirs, capdirs;
 	int64_t epoch;			/* clamp, -1: none */
 	double last_progress;		/* [stat_lock] */
+	uint64_t inflight_blocks;	/* [stat_lock] journal blocks the
+					   closes of the files queued to the
+					   workers may take (commit_point) */
 	char *cache_path;		/* last parent resolved (scanner) */
 	struct cp_listings *listings;	/* the measure pass's, or NULL */
 	/* --overwrite: the space check passed only by counting what the
@@ -97,6 +100,16 @@ struct cp_ctx {
 	int release_frees;
 	uint64_t replace_need;		/* blocks the entry being made needs,
 					   0: not known (scanner only) */
+	/* --update: the entry about to be made, as cp_prepare_name compares
+	 * it with the one of its name (scanner only; set 0: not known, the
+	 * old one is replaced); ino: that one, when up to date */
+	struct cp_want {
+		int set;
+		uint32_t mode;		/* S_IF* type */
+		uint64_t size;
+		struct timespec mtime;	/* as stored (mapped, clamped) */
+		ext2_ino_t ino;
+	} want;
 	ext2_ino_t cache_ino;
 	/* ordered mode (opts->reproducible): see cp_close_oldest */
 	int ordered;
@@ -178,7 +191,9 @@ errcode_t cp_path_clean(char *path);
 
 /* Entry creation (the engine, copyin.c). Each checks for an existing
  * entry: directories merge, other types are E3_NAME_EXISTS unless
- * --overwrite, in which case the old entry is removed first. */
+ * --overwrite, in which case the old entry is removed first, or --update:
+ * E3_UP_TO_DATE (c->want.ino the entry) when it matches c->want, else
+ * removed as by --overwrite. */
 errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 		      const struct e3_attr *a, const char *path,
 		      ext2_ino_t *ino, int *created);
@@ -208,6 +223,9 @@ int cp_entry_error(errcode_t err);
 
 /* Hands the files created so far to the workers. */
 errcode_t cp_flush_batch(struct cp_ctx *c);
+/* Every file created so far closed (ordered mode: by the scanner, in
+ * creation order; else by the workers, waited for). Scanner only. */
+errcode_t cp_drain(struct cp_ctx *c);
 /* Ordered mode: closes the oldest open files until at most keep remain. */
 errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep);
 

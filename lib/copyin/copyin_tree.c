@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
+#include "fs/image.h"
 #include "copyin.h"
 
 /* A source directory open while its files wait for the workers to open
@@ -166,6 +167,7 @@ struct file_job {
 	int *noatime;			/* cp_openat's latch */
 	uint64_t size;
 	int dense;			/* as many bytes on disk as in size */
+	uint64_t close_blocks;		/* journal blocks its close may take */
 	char *path;
 	/* ordered mode: the worker leaves the close to the scanner */
 	int done;			/* [c->order_lock] 0 or a JOB_ state */
@@ -282,6 +284,9 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 {
 	struct cp_ctx *c = j->c;
 
+	pthread_mutex_lock(&c->stat_lock);
+	c->inflight_blocks -= j->close_blocks;
+	pthread_mutex_unlock(&c->stat_lock);
 	if (j->fd >= 0)
 		close(j->fd);
 	dir_put(j->dir);
@@ -485,6 +490,49 @@ errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep)
 	return err;
 }
 
+errcode_t cp_drain(struct cp_ctx *c)
+{
+	errcode_t err;
+
+	if (c->ordered)
+		return cp_close_oldest(c, 0);
+	err = cp_flush_batch(c);
+	if (!err && c->wq)
+		(void)e3_workq_wait(c->wq);	/* a job's error comes back
+						   at the end of the run */
+	return err;
+}
+
+/* Each file's name and empty inode wait in the running transaction until
+ * its close gives it its data (e3_op_end holds timed commits back till
+ * then), and files are open all along here: when the transaction wants a
+ * commit, every file is closed first, so that the commit (and a replay
+ * after a crash) holds only whole files. In ordered mode only the
+ * transaction's size asks: the interval would make the close points, and
+ * with them the layout, depend on timing. */
+static errcode_t commit_point(struct cp_ctx *c)
+{
+	uint64_t inflight;
+	errcode_t err;
+	int want;
+
+	pthread_mutex_lock(&c->stat_lock);
+	inflight = c->inflight_blocks;
+	pthread_mutex_unlock(&c->stat_lock);
+	e3_fs_lock(c->img);
+	want = e3_load_commit_wanted(c->img, !c->ordered, inflight);
+	e3_fs_unlock(c->img);
+	if (!want)
+		return 0;
+	err = cp_drain(c);
+	if (err)
+		return err;
+	e3_fs_lock(c->img);
+	err = e3_load_commit(c->img);
+	e3_fs_unlock(c->img);
+	return err;
+}
+
 static errcode_t queue_job(struct cp_ctx *c, struct file_job *j)
 {
 	errcode_t err;
@@ -511,7 +559,7 @@ static errcode_t queue_job(struct cp_ctx *c, struct file_job *j)
 	 * how many files were created, so the layout stays reproducible */
 	if (!err && c->ordered && c->order_len >= c->order_lag + CP_BATCH_FILES)
 		err = cp_close_oldest(c, c->order_lag);
-	return err;
+	return err ? err : commit_point(c);
 }
 
 /* ---- entries ------------------------------------------------------------------ */
@@ -638,6 +686,17 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 				.dense = dense,
 				.path = pcopy };
 	j->name = pcopy + strlen(pcopy) - strlen(name);
+	/* its close writes its inode, indirect blocks and a bitmap block:
+	 * the commit point below must leave room for all in flight */
+	{
+		struct cp_ind_state ist = { 0 };
+		uint64_t nb = ((uint64_t)st->st_size + c->bs - 1) / c->bs;
+
+		j->close_blocks = 2 + cp_ind_blocks(c->bs, 0, nb, &ist);
+	}
+	pthread_mutex_lock(&c->stat_lock);
+	c->inflight_blocks += j->close_blocks;
+	pthread_mutex_unlock(&c->stat_lock);
 	if (fd < 0)
 		w->deferred_opens = 1;
 	return queue_job(c, j);
@@ -715,6 +774,12 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 	cp_attr_from_stat(&a, &st);
 	cp_map_attr(c, &a);
 	cp_xattrs_clear(&w->x);
+	/* what --update compares an existing entry of this name with: a
+	 * symlink's size is its target's length, in the image as here */
+	c->want = (struct cp_want){ .set = 1, .mode = st.st_mode,
+		.size = S_ISREG(st.st_mode) || S_ISLNK(st.st_mode) ?
+			(uint64_t)st.st_size : 0,
+		.mtime = a.mtime };
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
 	    cp_linkmap_get(c->links, st.st_dev, st.st_ino)) {
 		err = prepare(c, parent, name, path, fresh);
@@ -774,7 +839,12 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 	}
 	if (!err && ino && st.st_nlink > 1)
 		err = cp_linkmap_put(c->links, st.st_dev, st.st_ino, ino);
+	/* left as it was: its other names are linked to it */
+	if (err == E3_UP_TO_DATE && st.st_nlink > 1 &&
+	    cp_linkmap_put(c->links, st.st_dev, st.st_ino, c->want.ino))
+		err = ENOMEM;
 out:
+	c->want.set = 0;
 	if (!err)
 		cp_event(c, E3_CP_FILE, path, 0);
 	return cp_entry_result(c, path, err);
@@ -801,6 +871,12 @@ errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
 {
 	if (!err)
 		return 0;
+	if (err == E3_UP_TO_DATE) {	/* --update: nothing to do */
+		pthread_mutex_lock(&c->stat_lock);
+		c->st->uptodate++;
+		pthread_mutex_unlock(&c->stat_lock);
+		return 0;
+	}
 	if (cp_entry_error(err)) {
 		cp_error(c, path, err);
 		return 0;

@@ -353,6 +353,32 @@ errcode_t e3_journal_op_end(struct e3_journal *j)
 	return 0;
 }
 
+errcode_t e3_journal_op_end_held(struct e3_journal *j)
+{
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	if (j->bypass)
+		return e3_journal_commit(j, 0);
+	assert_journal_state(j);
+	/* the limit the worst case is computed from (worst_txn): never past */
+	if (j->run.n + j->revoked.n >= j->txn_max)
+		return e3_journal_commit(j, 0);
+	return 0;
+}
+
+int e3_journal_commit_wanted(const struct e3_journal *j, int by_time,
+			     uint64_t pending)
+{
+	if (j->state == JS_ABORTED || j->bypass)
+		return 0;
+	/* three quarters of the limit: what is still to come, and what the
+	 * caller does while finishing, fit before the limit forces a commit */
+	if (j->run.n + j->revoked.n + pending >= j->txn_max - j->txn_max / 4)
+		return 1;
+	return by_time && j->run.n + j->revoked.n &&
+	       jnl_now_ns() - j->last_commit_ns >= j->interval_ns;
+}
+
 errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks)
 {
 	uint64_t cap = j->log.maxlen - j->log.first;

@@ -39,6 +39,18 @@ errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
  * JNL_TXN_MEM of blocks) or the commit interval has passed. Caller holds
  * fs_lock. */
 errcode_t e3_journal_op_end(struct e3_journal *j);
+/* e3_journal_op_end while the layer above has work in flight whose
+ * metadata must not commit half done (files created, their data not yet
+ * written): commits only when the running transaction has reached the
+ * limit the journal's worst case allows, never on time. Caller holds
+ * fs_lock. */
+errcode_t e3_journal_op_end_held(struct e3_journal *j);
+/* 1 when the running transaction and pending blocks still to come are
+ * near that limit (three quarters of it) or, with by_time, holds something and the commit interval has
+ * passed: a loader holding work in flight should finish it and commit.
+ * Caller holds fs_lock. */
+int e3_journal_commit_wanted(const struct e3_journal *j, int by_time,
+			     uint64_t pending);
 /* Writes libext2fs' dirty state (bitmaps, group descriptors, superblock)
  * into the running transaction and commits it; checkpoints too if asked.
  * Ordered mode: file data written with pwrite() to the image before this call is
