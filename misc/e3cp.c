@@ -2,8 +2,9 @@
  * e3cp: copy directory trees, files and archives into an ext3 image.
  *     e3cp [options] SRC... IMAGE[:/dest/dir]
  * The work is lib/copyin's (e3_copyin_run); this file parses options,
- * shows progress and turns the outcome into messages and an exit status:
- * 0 all copied, 1 some entries skipped (each reported), 2 errors.
+ * shows progress and turns the outcome into messages and an exit status
+ * (misc/exit.h): 0 all copied, 1 some entries left out (each reported),
+ * 8 the copy failed, 16 bad command line.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +17,11 @@
 #include <sys/stat.h>
 
 #include "util.h"
+#include "exit.h"
+
+/* "name exists" lines shown before the rest are only counted: a rerun
+ * over a full image would print one per entry */
+#define EXISTS_SHOWN 5
 
 struct cp_args {
 	struct e3_copyin_opts o;
@@ -29,6 +35,7 @@ struct cp_args {
 	int verbose, quiet, progress, reproducible;
 	double t0;
 	int bar_shown;
+	uint64_t exists_seen;
 	char *fatal_path;	/* the entry the image failed on */
 };
 
@@ -49,10 +56,12 @@ static void usage(FILE *f)
 "                       disagree with their counts (risks shared blocks)\n"
 "  -j, --jobs N         worker threads (default: number of CPUs)\n"
 "  --progress, --quiet  progress bar on/off (default: on a terminal)\n"
-"  -v, --verbose        list each entry\n"
+"  -v, --verbose        list each entry (its path in the image)\n"
 "  --reproducible       same image for the same input (also implied by\n"
 "                       SOURCE_DATE_EPOCH, which clamps every timestamp)\n"
-"  --alloc=MODE         rbtree (default), list or none\n",
+"  --alloc=MODE         rbtree (default), list or none\n"
+"  --version            print the version\n"
+"exit: 0 copied, 1 some entries left out (named), 8 failed, 16 usage\n",
 		tool_name());
 }
 
@@ -67,13 +76,21 @@ static double now(void)
 static void show_bar(struct cp_args *a, const struct e3_copyin_stats *st)
 {
 	double t = now() - a->t0, rate = t > 0 ? st->bytes / t : 0;
-	char eta[32] = "";
+	char eta[32] = "", of_files[32] = "", of_mib[32] = "";
 
+	/* the totals are the measure pass's (trees and plain files) */
+	if (st->total_files)
+		snprintf(of_files, sizeof(of_files), " of %" PRIu64,
+			 st->total_files);
+	if (st->total_bytes)
+		snprintf(of_mib, sizeof(of_mib), " of %.1f",
+			 st->total_bytes / 1048576.0);
 	if (st->total_bytes && rate > 0 && st->bytes <= st->total_bytes)
 		snprintf(eta, sizeof(eta), " ETA %.0fs",
-			 (st->total_bytes - st->bytes) / rate);
-	fprintf(stderr, "\r%" PRIu64 " files, %.1f MiB, %.1f MiB/s%s   ",
-		st->files, st->bytes / 1048576.0, rate / 1048576.0, eta);
+			 (st->total_bytes - st->bytes) / rate + 0.5);
+	fprintf(stderr, "\r%" PRIu64 "%s files, %.1f%s MiB, %.1f MiB/s%s   ",
+		st->files, of_files, st->bytes / 1048576.0, of_mib,
+		rate / 1048576.0, eta);
 	a->bar_shown = 1;
 }
 
@@ -85,7 +102,7 @@ static void on_event(void *ctx, enum e3_copyin_event ev, const char *path,
 	switch (ev) {
 	case E3_CP_FILE:
 		if (a->verbose)
-			printf("%s\n", path);
+			printf("%s\n", tool_quote(path));
 		break;
 	case E3_CP_SKIP:
 		if (a->bar_shown)
@@ -93,6 +110,8 @@ static void on_event(void *ctx, enum e3_copyin_event ev, const char *path,
 		tool_error(path, err, "skipped");
 		break;
 	case E3_CP_ERROR:
+		if (err == E3_NAME_EXISTS && ++a->exists_seen > EXISTS_SHOWN)
+			break;		/* counted, summed up at the end */
 		if (a->bar_shown)
 			fputc('\n', stderr), a->bar_shown = 0;
 		tool_error(path, err, NULL);
@@ -155,6 +174,7 @@ static const struct option long_opts[] = {
 	{ "reproducible", no_argument, NULL, OPT_REPRO },
 	{ "alloc", required_argument, NULL, OPT_ALLOC },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -196,7 +216,8 @@ static int parse_opt(struct cp_args *a, int c, const char *arg,
 			return 0;
 		tool_usage_error("unknown --alloc '%s' (rbtree, list or none)", arg);
 		return -1;
-	case 'h': usage(stdout); exit(0);
+	case 'h': usage(stdout); exit(E3_EXIT_OK);
+	case 'V': tool_version(); exit(E3_EXIT_OK);
 	default: tool_getopt_error(optv, c); return -1;
 	}
 }
@@ -277,6 +298,31 @@ static int parse_args(struct cp_args *a, int argc, char **argv)
 	return 0;
 }
 
+/* The closing lines: names that exist, beyond the few shown, as one
+ * count with the way out; then, after a progress line, what was copied. */
+static void summary(struct cp_args *a, const struct e3_copyin_stats *st)
+{
+	if (st->exists > EXISTS_SHOWN)
+		tool_error(a->image, 0, "%" PRIu64 " more names exist (%" PRIu64
+			   " in all) and were left as they are: --update copies "
+			   "what differs or is missing, --overwrite replaces "
+			   "them all", st->exists - EXISTS_SHOWN, st->exists);
+	else if (st->exists)
+		tool_error(a->image, 0, "names exist and were left as they "
+			   "are: --update copies what differs or is missing, "
+			   "--overwrite replaces them all");
+	if (!a->progress)	/* the progress line's last word */
+		return;
+	fprintf(stderr, "%s: %s: %" PRIu64 " entries, %.1f MiB of data copied",
+		tool_name(), tool_quote(a->image), st->files,
+		st->bytes / 1048576.0);
+	if (st->uptodate)
+		fprintf(stderr, ", %" PRIu64 " up to date", st->uptodate);
+	if (st->skipped + st->errors)
+		fprintf(stderr, ", %" PRIu64 " left out", st->skipped + st->errors);
+	fputc('\n', stderr);
+}
+
 static int run(struct cp_args *a)
 {
 	struct e3_copyin_stats st = { 0 };
@@ -285,11 +331,11 @@ static int run(struct cp_args *a)
 	errcode_t err, err2;
 
 	if (tool_check_sources(a->srcs, a->nsrcs))
-		return 2;
+		return E3_EXIT_ERROR;
 	err = e3_image_open(a->image, &a->open, &img);
 	if (err) {
 		tool_error(a->image, err, NULL);
-		return 2;
+		return E3_EXIT_ERROR;
 	}
 	if (e3_image_open_report(img)->replayed && !a->quiet)
 		fprintf(stderr, "%s: %s: journal replayed (%u transactions)\n",
@@ -310,7 +356,7 @@ static int run(struct cp_args *a)
 				   "1048575)", st.devtab_line);
 		else
 			tool_error(a->o.devtab, err, NULL);
-		return 2;
+		return E3_EXIT_ERROR;
 	}
 	if (err == E3_NO_SPACE_KNOWN || err == E3_NO_INODES_KNOWN) {
 		/* refused before anything was written: leave it untouched */
@@ -319,30 +365,30 @@ static int run(struct cp_args *a)
 			   " more %s (%" PRIu64 " free)", more,
 			   err == E3_NO_SPACE_KNOWN ? "blocks" : "inodes",
 			   free_now);
-		return 2;
+		return E3_EXIT_ERROR;
 	}
 	if (err == E3_SOURCE_TYPE) {
 		/* an archive that gave no entry, before anything was
 		 * written: told already, naming it; leave the image as it was */
 		e3_image_abort(img);
-		return 2;
+		return E3_EXIT_ERROR;
 	}
 	err2 = e3_image_close(img);
 	if (err && a->fatal_path) {
-		tool_error(a->image, err, "copying %s", a->fatal_path);
-		return 2;
+		tool_error(a->image, err, "copying %s",
+			   tool_quote(a->fatal_path));
+		return E3_EXIT_ERROR;
 	}
 	if (err) {
 		tool_error(a->image, err, NULL);
-		return 2;
+		return E3_EXIT_ERROR;
 	}
 	if (err2) {
 		tool_error(a->image, err2, NULL);
-		return 2;
+		return E3_EXIT_ERROR;
 	}
-	if (st.errors)
-		return 2;
-	return st.skipped ? 1 : 0;
+	summary(a, &st);
+	return st.errors || st.skipped ? E3_EXIT_PARTIAL : E3_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -354,7 +400,7 @@ int main(int argc, char **argv)
 	tool_init(argv[0]);
 	if (parse_args(&a, argc, argv)) {
 		free(a.image_buf);
-		return 2;
+		return E3_EXIT_USAGE;
 	}
 	rc = run(&a);
 	free(a.uid_map);

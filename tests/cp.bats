@@ -149,7 +149,7 @@ mounted_compare() {	# IMAGE SRC [cmptree options]
 	assert_status 0
 	assert_output_has "tree/plain.txt"
 	run e3cp "$T/tree/plain.txt" "$T/d.img:/a/b/c"
-	assert_status 2
+	assert_status 1
 	assert_output_has "plain.txt: name exists"
 	printf 'new\n' > "$T/plain.txt"
 	run e3cp --overwrite "$T/plain.txt" "$T/d.img:/a/b/c"
@@ -187,7 +187,7 @@ dir_size() {
 	assert_output_has "Flags: 0x1000"
 	# without --overwrite every name is found to exist
 	run e3cp "$a/src" "$a/x.img"
-	assert_status 2
+	assert_status 1
 	assert_output_has "f2999: name exists"
 	for i in 0 1234 2999; do printf 'v2 %s\n' $i > "$a/src/d/f$i"; done
 	touch "$a/src/d/new1" "$a/src/d/new2"
@@ -206,7 +206,7 @@ dir_size() {
 	size=$(dir_size "$a/x.img" /d)
 	[ "$size" -gt 30000 ]
 	run e3cp "$a/src" "$a/x.img"
-	assert_status 2
+	assert_status 1
 	assert_output_has "f0: name exists"
 	for i in $(seq 0 2999); do printf 'v2 %s\n' $i > "$a/src/d/f$i"; done
 	run e3cp --overwrite "$a/src" "$a/x.img"
@@ -288,7 +288,7 @@ dir_size() {
 	tar -C "$a/src" -rf "$a/x.tar" dup
 	newimg "$a/x.img"
 	run e3cp "$a/x.tar" "$a/x.img"
-	assert_status 2
+	assert_status 1
 	assert_output_has "dup: name exists"
 	assert_img_cat "$a/x.img" /dup first
 	assert_fsck_clean "$a/x.img"
@@ -352,7 +352,7 @@ with tarfile.open(sys.argv[1], "w", format=tarfile.GNU_FORMAT) as t:
 PY
 	newimg "$a/x.img"
 	run e3cp "$a/x.tar" "$a/x.img"
-	assert_status 2
+	assert_status 1
 	assert_output_has "b: skipped: hard link target is not in the image"
 	assert_output_has "d: is a directory"
 	[ "$(debugfs -R "cat /c" "$a/x.img" 2>/dev/null)" = after ]
@@ -384,11 +384,11 @@ z.close()' | cat > "$T/s.zip"
 	head -c $((512 + 20480 + 100)) "$a/full.tar" > "$a/hdr.tar"	# inside f2's header
 	newimg "$a/c.img"
 	run e3cp "$a/data.tar" "$a/c.img:/d"
-	assert_status 2
+	assert_status 1
 	assert_output_has "e3cp: f2: archive is damaged or truncated"
 	[[ "$output" != *"c.img"* ]]
 	run e3cp - "$a/c.img:/h" < "$a/hdr.tar"
-	assert_status 2
+	assert_status 1
 	assert_output_has "e3cp: -: archive is damaged or truncated"
 	debugfs -R "dump /h/f1 $a/f1.out" "$a/c.img" 2>/dev/null
 	cmp "$a/src/f1" "$a/f1.out"			# what came before stays
@@ -430,14 +430,14 @@ PY
 	mke2fs -q -F -t ext3 -b 1024 -N 256 "$T/f.img" 4M
 	before=$(md5sum < "$T/f.img")
 	run e3cp "$T/tree" "$T/f.img"
-	assert_status 2
+	assert_status 8
 	assert_output_has "image full: need "
 	assert_output_has " free)"
 	[ "$(md5sum < "$T/f.img")" = "$before" ]
 	head -c 6000000 /dev/zero > "$T/big"
 	tar -C "$T" -cf "$T/big.tar" big
 	run e3cp - "$T/f.img" < "$T/big.tar"
-	assert_status 2
+	assert_status 8
 	assert_output_has "image full"
 	assert_fsck_clean "$T/f.img"
 }
@@ -448,7 +448,7 @@ PY
 	mke2fs -q -F -t ext3 -b 1024 -N 64 "$T/ni/n.img" 8M
 	cp "$T/ni/n.img" "$T/ni/n0.img"
 	run e3cp "$T/ni/many" "$T/ni/n.img"
-	assert_status 2
+	assert_status 8
 	assert_output_has "e3cp: $T/ni/n.img: image full: need 247 more inodes (53 free)"
 	cmp "$T/ni/n.img" "$T/ni/n0.img"
 	run e3mkfs -q -N 64 -d "$T/ni/many" "$T/ni/m.img" 8M
@@ -466,7 +466,7 @@ PY
 		debugfs -w -R "ssv state $state" "$T/c.img" 2>/dev/null
 		before=$(md5sum < "$T/c.img")
 		run e3cp "$T/c" "$T/c.img"
-		assert_status 2
+		assert_status 8
 		assert_output_has "$T/c.img: filesystem has errors or was not checked after a crash (run e3fsck first)"
 		[ "$(md5sum < "$T/c.img")" = "$before" ]
 		run e3fsck -y "$T/c.img"
@@ -627,7 +627,7 @@ PY
 		else
 			run e3cp "$f" "$T/short.img"
 		fi
-		assert_status 2
+		assert_status 8
 		assert_output_has "e3cp: $f: "
 		assert_fsck_clean "$T/short.img"
 	done
@@ -716,7 +716,7 @@ DT
 	newimg "$T/ms/i.img"
 	cp "$T/ms/i.img" "$T/ms/i0.img"
 	run e3cp "$T/ms/t" "$T/ms/nope" "$T/ms/i.img"
-	assert_status 2
+	assert_status 8
 	assert_output_has "e3cp: $T/ms/nope: No such file or directory"
 	cmp "$T/ms/i.img" "$T/ms/i0.img"
 	run e3mkfs -q -d "$T/ms/nope" "$T/ms/m.img" 16M

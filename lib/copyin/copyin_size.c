@@ -243,7 +243,12 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 		}
 		nb += xattr_blocks(m, -1, dirfd, d->name, path, &d->no_xattrs);
 		need->blocks += nb;
-		need->bytes += (uint64_t)st->st_size;
+		/* data, as the copy counts it: a sparse file's holes are
+		 * not bytes copied (its allocated bytes stand for its data) */
+		need->bytes += (uint64_t)st->st_blocks * 512 <
+			       (uint64_t)st->st_size ?
+			       (uint64_t)st->st_blocks * 512 :
+			       (uint64_t)st->st_size;
 		d->need_blocks = nb > UINT32_MAX ? UINT32_MAX : (uint32_t)nb;
 		return 0;
 	}

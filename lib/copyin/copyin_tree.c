@@ -168,6 +168,7 @@ struct file_job {
 	uint64_t size;
 	int dense;			/* as many bytes on disk as in size */
 	uint64_t close_blocks;		/* journal blocks its close may take */
+	uint64_t copied;		/* data bytes (holes left out) */
 	char *path;
 	/* ordered mode: the worker leaves the close to the scanner */
 	int done;			/* [c->order_lock] 0 or a JOB_ state */
@@ -252,24 +253,29 @@ static errcode_t copy_range(int fd, e3_file_t *f, off_t from, off_t to,
  * as it comes and only where it shows a run of zeros are the holes
  * asked for, a SEEK_DATA/SEEK_HOLE pair per region from there on. */
 static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
-			      int *src_err)
+			      int *src_err, uint64_t *copied)
 {
 	off_t off = 0, data, hole;
 	int probe = 1, no_probe = 0;
 	errcode_t err;
 
 	*src_err = 0;
+	*copied = 0;	/* the data, holes left out: what the user sees */
 	if (dense) {
 		err = copy_range(fd, f, 0, (off_t)size, &probe, &off,
 				 src_err);
 		if (err)
 			return err;
+		*copied = (uint64_t)off;
 	}
 	while (!cp_next_region(fd, off, size, &data, &hole)) {
 		err = copy_range(fd, f, data, hole, &no_probe, NULL,
 				 src_err);
 		if (err)
 			return err;
+		if ((uint64_t)data < size)
+			*copied += ((uint64_t)hole < size ? (uint64_t)hole :
+				    size) - (uint64_t)data;
 		off = hole;
 		if ((uint64_t)data >= size)
 			break;
@@ -306,7 +312,7 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 	if (!err)
 		err = err2;
 	if (!err)
-		cp_count_file(c, j->size, j->path);
+		cp_count_file(c, j->copied, j->path);
 	free(j->path);
 	free(j);
 	return err;
@@ -404,7 +410,7 @@ static errcode_t batch_run(void *arg, unsigned worker)
 			src_errs[n] = 0;
 			errs[n] = j->open_err ? 0 :
 				copy_regions(j->fd, j->f, j->size, j->dense,
-					     &src_errs[n]);
+					     &src_errs[n], &j->copied);
 		}
 		if (ordered) {		/* j was read before they are done */
 			hand_over(jobs, n, errs, src_errs);
@@ -579,8 +585,13 @@ struct walk {
 static char *join(const char *dir, const char *name)
 {
 	size_t a = strlen(dir), b = strlen(name);
-	char *p = malloc(a + b + 2);
+	char *p;
 
+	while (a > 1 && dir[a - 1] == '/')	/* "src/" gives "src/x" */
+		a--;
+	p = malloc(a + b + 2);
+	if (p && a == 1 && dir[0] == '/')
+		a = 0;				/* "/" gives "/x" */
 	if (p) {
 		memcpy(p, dir, a);
 		p[a] = '/';
