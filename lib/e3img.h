@@ -213,6 +213,9 @@ struct e3_copyin_stats {
 
 struct e3_copyin_opts {
 	const char *dest;		/* directory in the image; NULL = "/" */
+	/* per source (NULL, or dests[i] NULL: dest): where srcs[i] goes,
+	 * as genext2fs' -d dir:path */
+	const char *const *dests;
 	unsigned threads;		/* workers; 0 = 1 */
 	int overwrite;			/* replace existing non-directories */
 	int update;			/* replace only those whose type, size

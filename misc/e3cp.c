@@ -28,6 +28,8 @@ struct cp_args {
 	struct e3_open_opts open;
 	const char **srcs;
 	size_t nsrcs;
+	char **src_bufs;		/* SRC=/dest split copies */
+	const char **dests;		/* per SRC, NULL: IMAGE's :/dest */
 	const char *image;
 	char *image_buf;
 	struct e3_idmap *uid_map, *gid_map;
@@ -42,9 +44,12 @@ struct cp_args {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: %s [options] SRC... IMAGE[:/dest/dir]\n"
+"usage: %s [options] SRC[=/dest]... IMAGE[:/dest]\n"
 "  SRC: a directory (its contents), a file, an archive (tar, pax, cpio, zip;\n"
 "       gzip, xz, zstd, bzip2), or - for an archive on stdin\n"
+"  /dest: a directory in the image (made if missing); for one SRC that is\n"
+"       a file, a name that is not a directory is the copy's name, as cp\n"
+"  SRC=/dest: where that SRC goes, instead of IMAGE's :/dest\n"
 "  --owner UID:GID      owner of everything copied\n"
 "  --uid-map FROM:TO    map a source uid (repeatable); --gid-map likewise\n"
 "  -D, --devtab FILE    genext2fs device table applied after the sources\n"
@@ -222,8 +227,9 @@ static int parse_opt(struct cp_args *a, int c, const char *arg,
 	}
 }
 
-/* IMAGE[:/dest]: split at ":/" unless the whole argument names a file. */
-static void split_image(struct cp_args *a, const char *arg)
+/* IMAGE[:/dest]: split at ":/" unless the whole argument names a file.
+ * IMAGE:dest with a relative dest, IMAGE being a file, is refused: -1. */
+static int split_image(struct cp_args *a, const char *arg)
 {
 	struct stat st;
 	char *sep;
@@ -232,12 +238,56 @@ static void split_image(struct cp_args *a, const char *arg)
 	a->image = a->image_buf;
 	a->o.dest = "/";
 	if (!a->image_buf || stat(arg, &st) == 0)
-		return;
+		return 0;
 	sep = strstr(a->image_buf, ":/");
 	if (sep) {
 		*sep = '\0';
 		a->o.dest = sep + 1;
+		return 0;
 	}
+	for (sep = strchr(a->image_buf, ':'); sep; sep = strchr(sep + 1, ':')) {
+		*sep = '\0';
+		if (stat(a->image_buf, &st) == 0 && !S_ISDIR(st.st_mode)) {
+			tool_usage_error("%s: the destination must be absolute "
+					 "(%s:/%s)", tool_quote(arg),
+					 tool_quote(a->image_buf),
+					 tool_quote(sep + 1));
+			return -1;
+		}
+		*sep = ':';
+	}
+	return 0;
+}
+
+/* SRC=/dest: split at the last "=/" unless the whole argument names a
+ * source that exists (a path through a directory called "x=" is taken
+ * whole). */
+static int split_sources(struct cp_args *a)
+{
+	struct stat st;
+
+	a->dests = calloc(a->nsrcs, sizeof(*a->dests));
+	a->src_bufs = calloc(a->nsrcs, sizeof(*a->src_bufs));
+	if (!a->dests || !a->src_bufs)
+		return -1;
+	for (size_t i = 0; i < a->nsrcs; i++) {
+		const char *s = a->srcs[i], *eq = NULL;
+		char *buf;
+
+		for (const char *p = strstr(s, "=/"); p; p = strstr(p + 1, "=/"))
+			eq = p;
+		if (!eq || eq == s || strcmp(s, "-") == 0 || stat(s, &st) == 0)
+			continue;
+		buf = strdup(s);
+		if (!buf)
+			return -1;
+		buf[eq - s] = '\0';
+		a->src_bufs[i] = buf;
+		a->srcs[i] = buf;
+		a->dests[i] = buf + (eq - s) + 1;
+	}
+	a->o.dests = a->dests;
+	return 0;
 }
 
 /* SOURCE_DATE_EPOCH clamps times; --reproducible alone fixes the image
@@ -275,8 +325,8 @@ static int parse_args(struct cp_args *a, int argc, char **argv)
 	}
 	a->srcs = (const char **)argv + optind;
 	a->nsrcs = (size_t)(argc - optind - 1);
-	split_image(a, argv[argc - 1]);
-	if (!a->image_buf)
+	if (split_image(a, argv[argc - 1]) || !a->image_buf ||
+	    split_sources(a))
 		return -1;
 	if (!a->quiet && (a->progress || isatty(2)))
 		a->progress = 1;
@@ -399,10 +449,18 @@ int main(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	tool_init(argv[0]);
 	if (parse_args(&a, argc, argv)) {
+		for (size_t i = 0; a.src_bufs && i < a.nsrcs; i++)
+			free(a.src_bufs[i]);
+		free(a.src_bufs);
+		free(a.dests);
 		free(a.image_buf);
 		return E3_EXIT_USAGE;
 	}
 	rc = run(&a);
+	for (size_t i = 0; a.src_bufs && i < a.nsrcs; i++)
+		free(a.src_bufs[i]);
+	free(a.src_bufs);
+	free(a.dests);
 	free(a.uid_map);
 	free(a.gid_map);
 	free(a.image_buf);

@@ -476,6 +476,12 @@ static errcode_t resolve_dest(struct cp_ctx *c, const char *dest)
 	return err;
 }
 
+/* Where source i goes: its own destination, or the common one. */
+static const char *source_dest(const struct e3_copyin_opts *o, size_t i)
+{
+	return o->dests && o->dests[i] ? o->dests[i] : o->dest;
+}
+
 /* Sources known before anything is written (trees, plain files) are
  * measured and compared with the free space. */
 static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
@@ -520,7 +526,8 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 		struct e3_copyin_need credit = { 0 };
 
 		for (size_t i = 0; i < n; i++)
-			if ((err = cp_overwrite_credit(c, srcs[i], &credit)))
+			if ((err = cp_overwrite_credit(c, srcs[i],
+					source_dest(c->o, i), &credit)))
 				return err;
 		if (total.blocks > free_blocks && credit.blocks)
 			c->release_frees = 1;
@@ -543,6 +550,47 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			*free_now = free_inodes;
 		return E3_NO_INODES_KNOWN;
 	}
+	return 0;
+}
+
+/* cp's rule for one source that is a file (not a directory, not an
+ * archive, not stdin): a destination that is not there, or is there and
+ * not a directory, is the copy's own name; a trailing '/' keeps it a
+ * directory. *dir: the directory to resolve instead of dest (NULL: dest
+ * itself), with c->dest_name set. */
+static errcode_t dest_names_file(struct cp_ctx *c, const char *const *srcs,
+				 size_t n, const char *dest, const char **dir)
+{
+	struct stat st;
+	ext2_ino_t ino;
+	uint16_t mode;
+	char *slash;
+	errcode_t err;
+
+	*dir = NULL;
+	if (n != 1 || !dest || strcmp(srcs[0], "-") == 0 ||
+	    stat(srcs[0], &st) < 0 || S_ISDIR(st.st_mode) ||
+	    (S_ISREG(st.st_mode) && cp_is_archive(srcs[0])))
+		return 0;
+	if (!*dest || dest[strlen(dest) - 1] == '/')
+		return 0;
+	err = e3_namei(c->img, dest, &ino);
+	if (!err) {
+		err = cp_ino_mode(c, ino, &mode);
+		if (err || LINUX_S_ISDIR(mode))
+			return err;
+	} else if (!cp_is_missing(err)) {
+		return err;
+	}
+	c->dest_split = strdup(dest);
+	if (!c->dest_split)
+		return ENOMEM;
+	slash = strrchr(c->dest_split, '/');
+	if (!slash || !slash[1])
+		return 0;		/* not a path (e3cp makes them absolute) */
+	*slash = '\0';
+	c->dest_name = slash + 1;
+	*dir = slash == c->dest_split ? "/" : c->dest_split;
 	return 0;
 }
 
@@ -602,6 +650,7 @@ static void teardown(struct cp_ctx *c)
 	free(c->groups);
 	free(c->dirs);
 	free(c->cache_path);
+	free(c->dest_split);
 	cp_listings_free(c->listings);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->order_lock);
@@ -634,6 +683,7 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 			uint64_t *free_now)
 {
 	struct cp_devtab devtab = { 0 };
+	const char *dest_dir = NULL;
 	struct cp_ctx c;
 	errcode_t err, err2;
 
@@ -652,9 +702,16 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 		if (err)
 			goto out;
 	}
-	err = resolve_dest(&c, o->dest);
-	for (size_t i = 0; !err && i < nsrcs; i++)
-		err = copy_one_source(&c, srcs[i]);
+	err = dest_names_file(&c, srcs, nsrcs, source_dest(o, 0), &dest_dir);
+	for (size_t i = 0; !err && i < nsrcs; i++) {
+		/* the cached parent is a path under the previous destination */
+		free(c.cache_path);
+		c.cache_path = NULL;
+		err = resolve_dest(&c, i == 0 && dest_dir ? dest_dir :
+					source_dest(o, i));
+		if (!err)
+			err = copy_one_source(&c, srcs[i]);
+	}
 	err2 = cp_flush_batch(&c);
 	if (!err)
 		err = err2;

@@ -85,6 +85,10 @@ struct cp_ctx {
 	struct cp_linkmap *links;
 	ext2_ino_t dest;		/* destination directory */
 	char *dest_path;		/* its path in the image, no trailing '/' */
+	const char *dest_name;		/* one file source copied to a name
+					   that is not there (as cp): that
+					   name, in dest; NULL: its own */
+	char *dest_split;		/* the buffer dest_name points into */
 	struct cp_dirattr *dirs;	/* deferred directory attributes */
 	size_t ndirs, capdirs;
 	int64_t epoch;			/* clamp, -1: none */
@@ -332,7 +336,7 @@ struct cp_listing *cp_listings_find(struct cp_listings *t, uint64_t dev,
  * the same path gives back, per entry never more than the measure counted
  * for its replacement, added to *credit; 0 for whatever is not found. */
 errcode_t cp_overwrite_credit(struct cp_ctx *c, const char *src,
-			      struct e3_copyin_need *credit);
+			      const char *to, struct e3_copyin_need *credit);
 /* After a removal: blocks freed by the running transaction become
  * reusable only when it commits; commit now when they are waiting and
  * fewer than want blocks are free (want = UINT64_MAX: whenever any wait). */

@@ -141,7 +141,7 @@ static void credit_dir(struct cp_ctx *c, const struct cp_listing *l,
 }
 
 errcode_t cp_overwrite_credit(struct cp_ctx *c, const char *src,
-			      struct e3_copyin_need *credit)
+			      const char *to, struct e3_copyin_need *credit)
 {
 	const struct cp_listing *l;
 	struct stat st;
@@ -149,7 +149,7 @@ errcode_t cp_overwrite_credit(struct cp_ctx *c, const char *src,
 
 	if (stat(src, &st) < 0 || !S_ISDIR(st.st_mode))
 		return 0;	/* a single file: counted as new */
-	dest = find_dest(c, c->o->dest);
+	dest = find_dest(c, to);
 	l = cp_listings_find(c->listings, st.st_dev, st.st_ino);
 	if (dest && l)
 		credit_dir(c, l, dest, credit);

@@ -580,6 +580,9 @@ struct walk {
 	 * inode, and whether this run created it (0: none made) */
 	ext2_ino_t premade;
 	int premade_created;
+	/* the one entry of a file source copied under another name
+	 * (c->dest_name, as cp does): its name in the image */
+	const char *iname;
 };
 
 static char *join(const char *dir, const char *name)
@@ -633,13 +636,14 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	e3_file_t *f;
 	errcode_t err;
 	int fd, defer, dense = is_dense(st);
+	const char *iname = w->iname ? w->iname : name;	/* in the image */
 
 	/* the worker opens it when nothing here needs it open, the name is
 	 * free and its mode lets us read it: see the top of the file */
 	defer = dense && no_xattrs && st->st_nlink == 1 && w->dir &&
 		cp_mode_readable(c, st);
 	if (defer && !fresh) {
-		err = e3_lookup(c->img, parent, name, &old);
+		err = e3_lookup(c->img, parent, iname, &old);
 		if (!err)
 			defer = 0;
 		else if (cp_is_missing(err))
@@ -659,17 +663,17 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	}
 	err = no_xattrs ? 0 : read_xattrs(fd, path, &w->x);
 	if (!err)
-		err = prepare(c, parent, name, path, fresh);
+		err = prepare(c, parent, iname, path, fresh);
 	if (err) {
 		if (fd >= 0)
 			close(fd);
 		return err;
 	}
 	if (dense)
-		err = e3_create(c->img, parent, name, a,
+		err = e3_create(c->img, parent, iname, a,
 				(uint64_t)st->st_size, &f);
 	else
-		err = e3_create_blocks(c->img, parent, name, a,
+		err = e3_create_blocks(c->img, parent, iname, a,
 				       cp_sparse_blocks(fd, c->bs,
 							(uint64_t)st->st_size),
 				       &f);
@@ -721,12 +725,13 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 	struct cp_ctx *c = w->c;
 	ssize_t n;
 	errcode_t err;
+	const char *iname = w->iname ? w->iname : name;	/* in the image */
 
 	err = no_xattrs ? 0 : read_xattrs(-1, path, &w->x);
 	if (err == ENAMETOOLONG)
 		err = 0;	/* too deep for l*xattr: copy without them */
 	if (!err)
-		err = prepare(c, parent, name, path, fresh);
+		err = prepare(c, parent, iname, path, fresh);
 	if (err)
 		return err;
 	if (S_ISLNK(st->st_mode)) {
@@ -742,12 +747,12 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 			struct e3_attr ra = *a;
 
 			ra.atime = ra.mtime;
-			err = e3_symlink(c->img, parent, name, w->target, &ra, ino);
+			err = e3_symlink(c->img, parent, iname, w->target, &ra, ino);
 		} else {
-			err = e3_symlink(c->img, parent, name, w->target, a, ino);
+			err = e3_symlink(c->img, parent, iname, w->target, a, ino);
 		}
 	} else {
-		err = e3_mknod(c->img, parent, name, a, st->st_rdev, ino);
+		err = e3_mknod(c->img, parent, iname, a, st->st_rdev, ino);
 	}
 	if (!err)
 		err = cp_set_xattrs(c, *ino, &w->x, path);
@@ -764,6 +769,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 {
 	int created = 0, no_xattrs = d->measured && d->no_xattrs;
 	const char *name = d->name;
+	const char *iname = w->iname ? w->iname : name;	/* in the image */
 	struct cp_ctx *c = w->c;
 	ext2_ino_t ino = 0, linked;
 	struct cp_dir *sub;
@@ -793,7 +799,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 		.mtime = a.mtime };
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
 	    cp_linkmap_get(c->links, st.st_dev, st.st_ino)) {
-		err = prepare(c, parent, name, path, fresh);
+		err = prepare(c, parent, iname, path, fresh);
 		if (err)
 			goto out;
 		fresh = 1;	/* the name is free now */
@@ -801,7 +807,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 		 * (then this entry is copied anew) */
 		linked = cp_linkmap_get(c->links, st.st_dev, st.st_ino);
 		if (linked) {
-			err = e3_link(c->img, parent, name, linked);
+			err = e3_link(c->img, parent, iname, linked);
 			if (!err)
 				cp_count_file(c, 0, path);
 			goto out;
@@ -825,7 +831,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 			ino = w->premade;
 			created = w->premade_created;
 		} else if (!err) {
-			err = cp_make_dir(c, parent, name, &a, path, &ino,
+			err = cp_make_dir(c, parent, iname, &a, path, &ino,
 					  &created);
 		}
 		if (!err)
@@ -1004,7 +1010,7 @@ static errcode_t walk_dir(struct walk *w, struct cp_dir *dir, ext2_ino_t dino,
  * onto dest (as cp -a SRC/. DEST). Anything else: the entry itself. */
 errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 {
-	struct walk w = { .c = c };
+	struct walk w = { .c = c, .iname = c->dest_name };
 	struct cp_dir *root;
 	struct e3_attr a;
 	struct stat st;
