@@ -112,7 +112,11 @@ static void on_event(void *ctx, enum e3_copyin_event ev, const char *path,
 	case E3_CP_SKIP:
 		if (a->bar_shown)
 			fputc('\n', stderr), a->bar_shown = 0;
-		tool_error(path, err, "skipped");
+		/* a directory made empty is not skipped: its error says it */
+		if (err == E3_DIR_UNREADABLE)
+			tool_error(path, err, NULL);
+		else
+			tool_error(path, err, "skipped");
 		break;
 	case E3_CP_ERROR:
 		if (err == E3_NAME_EXISTS && ++a->exists_seen > EXISTS_SHOWN)
@@ -373,8 +377,51 @@ static void summary(struct cp_args *a, const struct e3_copyin_stats *st)
 	fputc('\n', stderr);
 }
 
+/* A close that failed after the copy itself went well: what the image
+ * holds now and what a replay will give, not just the error. */
+static void close_failed(struct cp_args *a, errcode_t err,
+			 const struct e3_close_report *r)
+{
+	const char *why = error_message(err);
+
+	switch (r->stage) {
+	case E3_CLOSE_COMMIT:
+		tool_error(a->image, 0, "the final commit failed (%s): the "
+			   "image is as of the last commit before it; its "
+			   "journal holds %u committed transaction%s, which the "
+			   "next open or e3fsck replays (all data committed by "
+			   "then survives), and what came after is not in it: "
+			   "copy again with --update", why, r->journal_txns,
+			   r->journal_txns == 1 ? "" : "s");
+		break;
+	case E3_CLOSE_CHECKPOINT:
+		tool_error(a->image, 0, "writing the final commit home failed "
+			   "(%s): everything copied is committed, %u "
+			   "transaction%s in the journal; the next open or "
+			   "e3fsck replays %s and the image is complete", why,
+			   r->journal_txns, r->journal_txns == 1 ? "" : "s",
+			   r->journal_txns == 1 ? "it" : "them");
+		break;
+	case E3_CLOSE_FINISH:
+		tool_error(a->image, 0, "clearing the journal after the final "
+			   "commit failed (%s): everything copied is in place; "
+			   "the next open or e3fsck replays the log again, "
+			   "which changes nothing", why);
+		break;
+	case E3_CLOSE_EARLIER:
+		tool_error(a->image, 0, "the journal failed during the copy "
+			   "(%s): the image is as of the last commit, which the "
+			   "next open or e3fsck replays; copy again with "
+			   "--update", why);
+		break;
+	default:
+		tool_error(a->image, err, NULL);
+	}
+}
+
 static int run(struct cp_args *a)
 {
+	struct e3_close_report cr;
 	struct e3_copyin_stats st = { 0 };
 	uint64_t more = 0, free_now = 0;
 	e3_image_t *img;
@@ -423,7 +470,7 @@ static int run(struct cp_args *a)
 		e3_image_abort(img);
 		return E3_EXIT_ERROR;
 	}
-	err2 = e3_image_close(img);
+	err2 = e3_image_close_report(img, &cr);
 	if (err && a->fatal_path) {
 		tool_error(a->image, err, "copying %s",
 			   tool_quote(a->fatal_path));
@@ -434,7 +481,7 @@ static int run(struct cp_args *a)
 		return E3_EXIT_ERROR;
 	}
 	if (err2) {
-		tool_error(a->image, err2, NULL);
+		close_failed(a, err2, &cr);
 		return E3_EXIT_ERROR;
 	}
 	summary(a, &st);

@@ -318,8 +318,12 @@ static errcode_t measure_dir(struct measure *m, const struct mdir *md,
 	fd = cp_openat(AT_FDCWD, md->path, O_RDONLY | O_DIRECTORY |
 		       (top ? 0 : O_NOFOLLOW),
 		       cp_noatime_for(&m->noatime, md->uid));
-	if (fd < 0)
+	if (fd < 0) {
+		/* the copy makes it empty (copy_entry): its one block */
+		if (!top && (errno == EACCES || errno == EPERM))
+			ds->need.blocks++;
 		return 0;	/* the copy will report it */
+	}
 	if (!top)
 		ds->need.blocks += xattr_blocks(m, fd, -1, NULL, md->path,
 						&none);

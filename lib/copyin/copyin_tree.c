@@ -817,9 +817,23 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 	case S_IFDIR:
 		fd = cp_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
 			       cp_noatime_for(&c->noatime, st.st_uid));
-		if (fd < 0) {
+		if (fd < 0 && errno != EACCES && errno != EPERM) {
 			cp_skip(c, path, errno);
 			return 0;
+		}
+		if (fd < 0) {
+			/* its stat was readable, its entries are not: made
+			 * empty with its mode, owner and times (as tar does),
+			 * and named — a partial copy */
+			err = 0;
+			if (w->premade)
+				ino = w->premade;
+			else
+				err = cp_make_dir(c, parent, iname, &a, path,
+						  &ino, NULL);
+			if (!err)
+				cp_skip(c, path, E3_DIR_UNREADABLE);
+			goto out;
 		}
 		sub = dir_new(fd);
 		if (!sub) {
@@ -924,22 +938,12 @@ static errcode_t make_subdirs(struct walk *w, const struct cp_listing *l,
 		char *sub;
 		int made = 0;
 
-		int fd;
-
 		ino[i] = 0;
 		created[i] = 0;
 		if (!d->measured || d->stat_err ||
 		    !S_ISDIR(d->st.mode))
 			continue;
-		/* one that cannot be read is skipped by copy_entry before it
-		 * is made; it must not be made here either (it changing in
-		 * between leaves it empty, reported as skipped) */
-		fd = cp_openat(w->dir->fd, d->name,
-			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
-			       cp_noatime_for(&c->noatime, d->st.uid));
-		if (fd < 0)
-			continue;
-		close(fd);
+		/* one that cannot be read is made too, empty (copy_entry) */
 		cp_stat_unpack(&st, &d->st);
 		cp_attr_from_stat(&a, &st);
 		cp_map_attr(c, &a);
