@@ -93,3 +93,50 @@ teardown_file() {
 	assert_status 0
 	assert_match "$output" '^e3cp \(e3img\) [0-9]+\.[0-9]+\.[0-9]+, libext2fs '
 }
+
+# after_fault IMG: the journal replayed by e2fsck; IMG then clean
+after_fault() {
+	e2fsck -E journal_only -y "$1" >/dev/null 2>&1
+	[ $? -le 1 ] || { echo "e2fsck could not replay $1" >&2; return 1; }
+	assert_fsck_clean "$1" || return 1
+}
+
+@test "a failed final commit says what the image holds and what replay gives, and replay gives that" {
+	local n seen="" out img
+	mkdir -p "$T/fc"
+	for i in 1 2 3; do printf 'fc %s\n' "$i" > "$T/fc/f$i"; done
+	e3mkfs -q "$T/fc.img" 8M
+	# every write from the n-th on fails: n sweeps the data, the final
+	# commit, its checkpoint and the clearing of the log
+	for n in $(seq 2 40); do
+		img=$T/fc$n.img
+		cp "$T/fc.img" "$img"
+		E3_FAULT=eio:$n*100000 run e3cp --quiet "$T/fc" "$img"
+		[ "$status" -eq 0 ] && break
+		assert_status 8
+		[ "${#lines[@]}" -eq 1 ] || { echo "n=$n: want one line: $output" >&2; return 1; }
+		case $output in
+		*"the final commit failed (Input/output error): the image is as of the last commit before it; its journal holds 0 committed transactions, which the next open or e3fsck replays"*)
+			seen="$seen commit"
+			after_fault "$img" || return 1
+			# nothing was committed before it: nothing is there
+			run debugfs -R "ls -p /" "$img"
+			refute_output_has "/f1/" ;;
+		*"writing the final commit home failed (Input/output error): everything copied is committed, 1 transaction in the journal; the next open or e3fsck replays it and the image is complete"*)
+			seen="$seen checkpoint"
+			after_fault "$img" || return 1
+			assert_img_file "$img" /f3 "$T/fc/f3" || return 1 ;;
+		*"clearing the journal after the final commit failed (Input/output error): everything copied is in place"*)
+			seen="$seen finish"
+			after_fault "$img" || return 1
+			assert_img_file "$img" /f1 "$T/fc/f1" || return 1 ;;
+		*"e3cp: $img: "*) ;;	# a data write, during the copy
+		*) echo "n=$n: $output" >&2; return 1 ;;
+		esac
+	done
+	[ "$status" -eq 0 ] || { echo "every write up to 40 failed" >&2; return 1; }
+	for n in commit checkpoint finish; do
+		[[ " $seen " == *" $n "* ]] || { echo "no run failed at the $n stage:$seen" >&2; return 1; }
+	done
+	refute_output_has "Input/output error"	# the last run: clean
+}

@@ -436,9 +436,21 @@ errcode_t e3_journal_fault_write(struct e3_journal *j)
  * both cases. */
 errcode_t e3_journal_stop(struct e3_journal *j)
 {
+	return e3_journal_stop_report(j, NULL);
+}
+
+errcode_t e3_journal_stop_report(struct e3_journal *j,
+				 struct e3_journal_stop_report *r)
+{
+	struct e3_journal_stop_report dummy;
 	ext2_filsys fs = j->fs;
 	errcode_t err;
 
+	if (!r)
+		r = &dummy;
+	r->stage = E3_JSTOP_ABORTED;
+	r->live = j->live;
+	r->commits = j->commits;
 	if (j->state == JS_ABORTED) {
 		err = j->abort_err ? j->abort_err : E3_JOURNAL_ABORTED;
 		e3_journal_abort(j);
@@ -446,21 +458,33 @@ errcode_t e3_journal_stop(struct e3_journal *j)
 	}
 	if (j->bypass) {	/* e3_image_close's ext2fs_close2 flushes */
 		e3_journal_abort(j);
+		r->stage = E3_JSTOP_DONE;
 		return 0;
 	}
+	/* the flush only captures into the running transaction: a failure
+	 * there is the final commit's too */
+	r->stage = E3_JSTOP_COMMIT;
 	err = ext2fs_flush2(fs, 0);
 	if (!err)
 		err = jc_commit(j);
-	if (!err)
+	r->live = j->live;
+	r->commits = j->commits;
+	if (!err) {
+		r->stage = E3_JSTOP_CHECKPOINT;
 		err = jc_checkpoint(j);
-	if (!err)
+	}
+	if (!err) {
+		r->stage = E3_JSTOP_FINISH;
+		r->live = j->live;
 		err = jc_scrub_log(j);
+	}
 	if (!err)
 		err = jc_set_home_recover(j, 0);
 	if (err) {
 		e3_journal_abort(j);
 		return err;
 	}
+	r->stage = E3_JSTOP_DONE;
 	assert_journal_state(j);
 	/* in memory too, without dirtying: the home superblock is final */
 	ext2fs_clear_feature_journal_needs_recovery(fs->super);

@@ -74,6 +74,25 @@ int e3_journal_holds(const struct e3_journal *j, blk64_t blk);
 /* Final commit and checkpoint, needs_recovery cleared, I/O unwrapped,
  * freed (even on error). Caller holds fs_lock. */
 errcode_t e3_journal_stop(struct e3_journal *j);
+/* Where a stop that failed was, so the caller can say what state the
+ * image is in: the journal had failed before (ABORTED: the image is as
+ * of the last commit), the final commit failed (what was committed
+ * before it is in the log, live transactions, and is replayed), writing
+ * the committed blocks home failed (everything is committed: replay
+ * gives it all), or clearing the log after that (nothing is lost). */
+enum e3_jstop_stage {
+	E3_JSTOP_DONE = 0, E3_JSTOP_ABORTED, E3_JSTOP_COMMIT,
+	E3_JSTOP_CHECKPOINT, E3_JSTOP_FINISH,
+};
+struct e3_journal_stop_report {
+	enum e3_jstop_stage stage;
+	unsigned live;			/* committed transactions the log
+					   holds for a replay */
+	uint64_t commits;		/* commits this session made */
+};
+/* e3_journal_stop, saying in *r where it got to. */
+errcode_t e3_journal_stop_report(struct e3_journal *j,
+				 struct e3_journal_stop_report *r);
 /* An operation failed half way and its undo failed too: the running
  * transaction must never commit. Drops it (and refuses every later write,
  * like a failed disk write: ABORTED); stop then returns err and the image
