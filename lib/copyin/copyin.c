@@ -36,6 +36,43 @@ void cp_event(struct cp_ctx *c, enum e3_copyin_event ev, const char *path,
 	pthread_mutex_unlock(&c->stat_lock);
 }
 
+void cp_event_made(struct cp_ctx *c, const char *rel)
+{
+	const char *d = c->dest_shown ? c->dest_shown : "";
+	char *p;
+
+	if (!c->o->event)
+		return;
+	p = malloc(strlen(d) + strlen(rel) + 2);
+	if (!p)
+		return;		/* a listing line lost, nothing else */
+	sprintf(p, "%s/%s", d, rel);
+	cp_event(c, E3_CP_FILE, p, 0);
+	free(p);
+}
+
+/* The destination as -v shows it: "" for the root, else "/a/b". */
+static errcode_t set_dest_shown(struct cp_ctx *c, const char *dest)
+{
+	char *buf = strdup(dest ? dest : "/");
+	errcode_t err;
+
+	if (!buf)
+		return ENOMEM;
+	err = cp_path_clean(buf);
+	free(c->dest_shown);
+	c->dest_shown = NULL;
+	if (!err) {
+		c->dest_shown = malloc(strlen(buf) + 2);
+		if (!c->dest_shown)
+			err = ENOMEM;
+		else
+			sprintf(c->dest_shown, "%s%s", *buf ? "/" : "", buf);
+	}
+	free(buf);
+	return err;
+}
+
 void cp_skip(struct cp_ctx *c, const char *path, errcode_t err)
 {
 	pthread_mutex_lock(&c->stat_lock);
@@ -651,6 +688,7 @@ static void teardown(struct cp_ctx *c)
 	free(c->dirs);
 	free(c->cache_path);
 	free(c->dest_split);
+	free(c->dest_shown);
 	cp_listings_free(c->listings);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->order_lock);
@@ -709,6 +747,9 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 		c.cache_path = NULL;
 		err = resolve_dest(&c, i == 0 && dest_dir ? dest_dir :
 					source_dest(o, i));
+		if (!err)
+			err = set_dest_shown(&c, i == 0 && dest_dir ? dest_dir :
+						 source_dest(o, i));
 		if (!err)
 			err = copy_one_source(&c, srcs[i]);
 	}

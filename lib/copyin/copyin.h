@@ -89,6 +89,12 @@ struct cp_ctx {
 					   that is not there (as cp): that
 					   name, in dest; NULL: its own */
 	char *dest_split;		/* the buffer dest_name points into */
+	/* -v names entries by their image paths: the current source's
+	 * destination ("" for the root, else "/a/b"), and how much of a
+	 * tree entry's source path is the source's own (scanner only) */
+	char *dest_shown;
+	size_t src_skip;
+	int src_single;			/* a file source: its name is shown */
 	struct cp_dirattr *dirs;	/* deferred directory attributes */
 	size_t ndirs, capdirs;
 	int64_t epoch;			/* clamp, -1: none */
@@ -131,6 +137,8 @@ struct cp_ctx {
  * lines from workers never interleave). */
 void cp_event(struct cp_ctx *c, enum e3_copyin_event ev, const char *path,
 	      errcode_t err);
+/* An entry made: E3_CP_FILE with its image path (dest_shown/rel). */
+void cp_event_made(struct cp_ctx *c, const char *rel);
 /* A skipped entry: reported, counted, copying goes on. */
 void cp_skip(struct cp_ctx *c, const char *path, errcode_t err);
 /* An entry that failed (e.g. exists without --overwrite): reported,

@@ -583,7 +583,7 @@ static errcode_t copy_one(struct arc *s, struct archive_entry *e)
 			err = 0;
 		} else {
 			if (!err)
-				cp_event(s->c, E3_CP_FILE, name, 0);
+				cp_event_made(s->c, rel);
 			err = cp_entry_result(s->c, name, err);
 		}
 	}

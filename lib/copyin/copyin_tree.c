@@ -877,7 +877,9 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 out:
 	c->want.set = 0;
 	if (!err)
-		cp_event(c, E3_CP_FILE, path, 0);
+		cp_event_made(c, c->src_single ? iname :
+			      strlen(path) >= c->src_skip ? path + c->src_skip :
+			      name);
 	return cp_entry_result(c, path, err);
 }
 
@@ -1029,6 +1031,14 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 	if (err)
 		goto out;
 	if (S_ISDIR(st.st_mode)) {
+		size_t len = strlen(src);
+
+		/* entries' paths are join(src, name): src, its trailing
+		 * slashes left out, then '/' */
+		while (len > 1 && src[len - 1] == '/')
+			len--;
+		c->src_skip = len == 1 && src[0] == '/' ? 1 : len + 1;
+		c->src_single = 0;
 		fd = cp_openat(AT_FDCWD, src, O_RDONLY | O_DIRECTORY,
 			       cp_noatime_for(&c->noatime, st.st_uid));
 		if (fd < 0) {
@@ -1055,6 +1065,7 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		char *dup1 = strdup(src), *dup2 = strdup(src);
 		char *dir, *base;
 
+		c->src_single = 1;
 		if (!dup1 || !dup2) {
 			err = ENOMEM;
 		} else {
