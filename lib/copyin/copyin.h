@@ -99,6 +99,9 @@ struct cp_ctx {
 	size_t ndirs, capdirs;
 	int64_t epoch;			/* clamp, -1: none */
 	double last_progress;		/* [stat_lock] */
+	uint64_t drain_est;		/* ordered mode: journal blocks the
+					   files made since the last drain
+					   take, as counted here (scanner) */
 	uint64_t inflight_blocks;	/* [stat_lock] journal blocks the
 					   closes of the files queued to the
 					   workers may take (commit_point) */

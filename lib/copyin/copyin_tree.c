@@ -515,21 +515,35 @@ errcode_t cp_drain(struct cp_ctx *c)
  * commit, every file is closed first, so that the commit (and a replay
  * after a crash) holds only whole files. In ordered mode only the
  * transaction's size asks: the interval would make the close points, and
- * with them the layout, depend on timing. */
-static errcode_t commit_point(struct cp_ctx *c)
+ * with them the layout, depend on timing. Nor does the transaction's
+ * size there, which the workers' indirect blocks make grow whenever they
+ * get to them: ordered mode counts what the files it made take (their
+ * creation and close), the same at any -j, and finishes them at half
+ * the limit. */
+static errcode_t commit_point(struct cp_ctx *c, uint64_t close_blocks)
 {
-	uint64_t inflight;
+	uint64_t inflight, limit;
 	errcode_t err;
 	int want;
 
-	pthread_mutex_lock(&c->stat_lock);
-	inflight = c->inflight_blocks;
-	pthread_mutex_unlock(&c->stat_lock);
-	e3_fs_lock(c->img);
-	want = e3_load_commit_wanted(c->img, !c->ordered, inflight);
-	e3_fs_unlock(c->img);
+	if (c->ordered) {
+		c->drain_est += 3 + close_blocks;	/* + inode, entry,
+							   bitmap at create */
+		e3_fs_lock(c->img);
+		limit = e3_load_txn_limit(c->img);
+		e3_fs_unlock(c->img);
+		want = limit && c->drain_est >= limit / 2;
+	} else {
+		pthread_mutex_lock(&c->stat_lock);
+		inflight = c->inflight_blocks;
+		pthread_mutex_unlock(&c->stat_lock);
+		e3_fs_lock(c->img);
+		want = e3_load_commit_wanted(c->img, 1, inflight);
+		e3_fs_unlock(c->img);
+	}
 	if (!want)
 		return 0;
+	c->drain_est = 0;
 	err = cp_drain(c);
 	if (err)
 		return err;
@@ -541,6 +555,7 @@ static errcode_t commit_point(struct cp_ctx *c)
 
 static errcode_t queue_job(struct cp_ctx *c, struct file_job *j)
 {
+	uint64_t cost = j->close_blocks;	/* j may be freed once queued */
 	errcode_t err;
 
 	if (c->ordered) {
@@ -565,7 +580,7 @@ static errcode_t queue_job(struct cp_ctx *c, struct file_job *j)
 	 * how many files were created, so the layout stays reproducible */
 	if (!err && c->ordered && c->order_len >= c->order_lag + CP_BATCH_FILES)
 		err = cp_close_oldest(c, c->order_lag);
-	return err ? err : commit_point(c);
+	return err ? err : commit_point(c, cost);
 }
 
 /* ---- entries ------------------------------------------------------------------ */

@@ -649,6 +649,8 @@ static errcode_t create_file(e3_image_t *img, ext2_ino_t parent,
 	if (!err)	/* no timed commit until its close (e3_op_end) */
 		img->load->unfinished++;
 	err2 = e3_op_end(img);
+	if (!err && err2)	/* never closed: it holds nothing back */
+		img->load->unfinished--;
 	e3_fs_unlock(img);
 	if (!err)
 		err = err2;

@@ -112,6 +112,9 @@ errcode_t e3_image_mark_unclean(struct e3_image *img);
 int e3_load_commit_wanted(struct e3_image *img, int by_time,
 			  uint64_t pending);
 errcode_t e3_load_commit(struct e3_image *img);
+/* The journal's transaction limit in blocks (0: none), for a loader
+ * that must decide when to finish its files from its own count. */
+uint64_t e3_load_txn_limit(struct e3_image *img);
 
 /* bytes of file data were written to the image with pwrite: every
  * wb_step bytes the kernel is asked to start writing them out, so that a

@@ -138,6 +138,11 @@ int e3_load_commit_wanted(struct e3_image *img, int by_time,
 	       e3_journal_commit_wanted(img->journal, by_time, pending);
 }
 
+uint64_t e3_load_txn_limit(struct e3_image *img)
+{
+	return img->journal ? e3_journal_txn_limit(img->journal) : 0;
+}
+
 errcode_t e3_load_commit(struct e3_image *img)
 {
 	if (!img->journal || (img->load && img->load->unfinished))

@@ -366,6 +366,11 @@ errcode_t e3_journal_op_end_held(struct e3_journal *j)
 	return 0;
 }
 
+uint64_t e3_journal_txn_limit(const struct e3_journal *j)
+{
+	return j->bypass ? 0 : j->txn_max;
+}
+
 int e3_journal_commit_wanted(const struct e3_journal *j, int by_time,
 			     uint64_t pending)
 {

@@ -51,6 +51,9 @@ errcode_t e3_journal_op_end_held(struct e3_journal *j);
  * Caller holds fs_lock. */
 int e3_journal_commit_wanted(const struct e3_journal *j, int by_time,
 			     uint64_t pending);
+/* The running transaction's size limit in blocks (0: no limit applies,
+ * bypass mode). Caller holds fs_lock. */
+uint64_t e3_journal_txn_limit(const struct e3_journal *j);
 /* Writes libext2fs' dirty state (bitmaps, group descriptors, superblock)
  * into the running transaction and commits it; checkpoints too if asked.
  * Ordered mode: file data written with pwrite() to the image before this call is
