@@ -46,9 +46,9 @@ errcode_t e3_journal_op_end(struct e3_journal *j);
  * fs_lock. */
 errcode_t e3_journal_op_end_held(struct e3_journal *j);
 /* 1 when the running transaction and pending blocks still to come are
- * near that limit (three quarters of it) or, with by_time, holds something and the commit interval has
- * passed: a loader holding work in flight should finish it and commit.
- * Caller holds fs_lock. */
+ * near that limit (three quarters of it) or, with by_time, when it holds
+ * something and the commit interval has passed: a loader holding work in
+ * flight should finish it and commit. Caller holds fs_lock. */
 int e3_journal_commit_wanted(const struct e3_journal *j, int by_time,
 			     uint64_t pending);
 /* The running transaction's size limit in blocks (0: no limit applies,

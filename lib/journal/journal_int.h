@@ -80,7 +80,6 @@ struct e3_journal {
 
 	uint64_t commits;		/* commits since start */
 	uint32_t live;			/* committed txns in [tail, head) */
-	int stop_stage;			/* E3_JSTOP_* e3_journal_stop is at */
 	uint64_t last_commit_ns;	/* CLOCK_MONOTONIC_COARSE of the last one */
 	uint64_t interval_ns;
 	uint32_t txn_max;		/* commit when run.n reaches this */
