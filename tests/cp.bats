@@ -503,8 +503,9 @@ PY
 	chmod 755 "$T" "$T/ud" "$T/ud/a" "$T/ud/c"
 	chmod 0750 "$T/ud/b"
 	touch -d '2001-02-03 04:05:06' "$T/ud/b"
+	if is_root; then chown 1234:5678 "$T/ud/b"; fi	# someone else's
 	chmod 000 "$T/ud/b"
-	owner="$(stat -c %u "$T/ud/b")   Group:  $(stat -c %g "$T/ud/b")"
+	owner="User: +$(stat -c %u "$T/ud/b") +Group: +$(stat -c %g "$T/ud/b") "
 	for mode in "" --reproducible; do
 		newimg "$T/ud.img"; chmod 666 "$T/ud.img"
 		run "${as[@]}" "$E3_TOP/misc/e3cp" $mode "$T/ud" "$T/ud.img"
@@ -512,7 +513,7 @@ PY
 		assert_line "e3cp: $T/ud/b: directory cannot be read: made empty, with its mode, owner and times"
 		run debugfs -R "stat /b" "$T/ud.img"
 		assert_output_has "Type: directory    Mode:  0000"
-		assert_output_has "User:  $owner"
+		assert_match "$output" "$owner"
 		assert_output_has "2001"
 		run debugfs -R "ls -p /b" "$T/ud.img"
 		refute_output_has "/y/"
