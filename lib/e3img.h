@@ -80,6 +80,31 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
  * E3_FILES_OPEN; their inodes stay as created (empty) and their handles
  * are invalid afterwards. */
 errcode_t e3_image_close(e3_image_t *img);
+/* e3_image_close, saying in *r (not NULL) how far it got, so that a
+ * tool can tell what state a failed close left the image in. */
+enum e3_close_stage {
+	E3_CLOSE_DONE = 0,
+	E3_CLOSE_FILES,		/* files were still open (E3_FILES_OPEN) */
+	E3_CLOSE_EARLIER,	/* the journal had failed before the close (an
+				   operation failed): the image is as of the
+				   last commit, which a replay brings back */
+	E3_CLOSE_COMMIT,	/* the final commit failed: what was committed
+				   before it (journal_txns transactions in
+				   the log) is replayed by the next open or
+				   e3fsck; the rest is not in the image */
+	E3_CLOSE_CHECKPOINT,	/* the final commit is durable, writing it
+				   home failed: a replay gives everything */
+	E3_CLOSE_FINISH,	/* all written home; clearing the log failed:
+				   a replay rewrites the same blocks */
+	E3_CLOSE_FS,		/* after the journal (no-journal images, the
+				   last flush): the message says */
+};
+struct e3_close_report {
+	enum e3_close_stage stage;
+	unsigned journal_txns;	/* committed transactions left in the log */
+	uint64_t commits;	/* commits this session made */
+};
+errcode_t e3_image_close_report(e3_image_t *img, struct e3_close_report *r);
 /* Frees img without writing anything more: the image stays as of the last
  * commit (journal replay brings it back to that). */
 void e3_image_abort(e3_image_t *img);
@@ -201,6 +226,9 @@ struct e3_copyin_stats {
 	uint64_t total_bytes;
 	uint64_t skipped;	/* entries not copied (bad path, unreadable) */
 	uint64_t errors;	/* entries that failed (e.g. name exists) */
+	uint64_t uptodate;	/* entries left as they were (update) */
+	uint64_t exists;	/* of errors: names that exist (no
+				   overwrite nor update asked) */
 	unsigned devtab_line;	/* device table lines read (the bad one
 				   on E3_DEVTAB_SYNTAX) */
 	int devtab_failed;	/* the error is the device table's: it
@@ -214,8 +242,14 @@ struct e3_copyin_stats {
 
 struct e3_copyin_opts {
 	const char *dest;		/* directory in the image; NULL = "/" */
+	/* per source (NULL, or dests[i] NULL: dest): where srcs[i] goes,
+	 * as genext2fs' -d dir:path */
+	const char *const *dests;
 	unsigned threads;		/* workers; 0 = 1 */
 	int overwrite;			/* replace existing non-directories */
+	int update;			/* replace only those whose type, size
+					   or mtime differ from the source's;
+					   leave the others as they are */
 	int set_owner;			/* force owner to uid:gid below */
 	uint32_t owner_uid, owner_gid;
 	const struct e3_idmap *uid_map, *gid_map;

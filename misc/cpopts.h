@@ -36,7 +36,7 @@ enum {
 "  --uid-map FROM:TO    map a source uid (repeatable); --gid-map likewise\n" \
 "  -D, --devtab FILE    genext2fs device table applied after the sources\n" \
 "  --overwrite          replace existing entries (not directories)\n" \
-"  -v, --verbose        list each entry\n" \
+"  -v, --verbose        list each entry (its path in the image)\n" \
 "  --no-unpack          copy archive SRCs as files, not their contents\n" \
 "  --keep-zeros         write all-zero blocks (default: they stay holes)\n" \
 "  --file-contexts FILE label every entry copied (security.selinux) from\n" \

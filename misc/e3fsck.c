@@ -34,6 +34,14 @@ static void usage(FILE *to)
 "  -f  accepted for compatibility (every run is a full check)\n"
 "  -j  the external journal's device or image (as e2fsck's -j)\n"
 "  --jobs N  inode-table scan workers, 1 to 8 (default: up to 2)\n"
+"  --layout  print the layout figures (runs per file, excess runs, free\n"
+"            space fragmentation, the worst files)\n"
+"  --json    one JSON object on stdout instead of text\n"
+"  --max-noncontig PCT  layout gate: fail (64) above PCT%% non-contiguous\n"
+"  --max-runs N         layout gate: fail when a file has over N runs\n"
+"  --max-excess-runs N  layout gate: fail when a file has over N excess runs\n"
+"  --worst N            how many of the worst files to name (default 10)\n"
+"  --version            print the version\n"
 "exit: 0 clean, 1 fixed, 4 errors left, 8 operational error, 16 usage,\n"
 "      64 a layout gate failed (bits are ORed)\n", tool_name());
 }
@@ -53,6 +61,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "force-read", no_argument, NULL, OPT_FORCE_READ },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	uint64_t v;
@@ -109,6 +118,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->o.worst = v;
 			break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': tool_version(); exit(0);
 		default: tool_getopt_error(argv, c); return -1;
 		}
 	}

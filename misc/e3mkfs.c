@@ -726,11 +726,15 @@ static void on_copy_event(void *ctx, enum e3_copyin_event ev, const char *path,
 	switch (ev) {
 	case E3_CP_FILE:
 		if (o->cpo.verbose)
-			printf("%s\n", path);
+			printf("%s\n", tool_quote(path));
 		break;
 	case E3_CP_SKIP:
 		end_bar(o);
-		tool_error(path, err, "skipped");
+		/* a directory made empty is not skipped: its error says it */
+		if (err == E3_DIR_UNREADABLE)
+			tool_error(path, err, NULL);
+		else
+			tool_error(path, err, "skipped");
 		break;
 	case E3_CP_ERROR:
 		end_bar(o);

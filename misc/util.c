@@ -30,21 +30,92 @@ const char *tool_name(void)
 
 void tool_error(const char *subject, errcode_t err, const char *fmt, ...)
 {
+	const char *why = err ? error_message(err) : "";
+	char msg[1024] = "";
+	size_t n, w = strlen(why);
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
-	if (subject)
-		fprintf(stderr, "%s: ", subject);
 	if (fmt) {
 		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
-		if (err)
-			fprintf(stderr, ": %s", error_message(err));
-	} else {
-		fputs(error_message(err), stderr);
 	}
-	fputc('\n', stderr);
+	n = strlen(msg);
+	/* a message that already ends with the error's text (a report that
+	 * carries it, "%s" of a library string) does not get it twice */
+	if (!fmt || (w && n >= w && strcmp(msg + n - w, why) == 0))
+		w = 0;
+	fprintf(stderr, "%s: ", prog);
+	if (subject)
+		fprintf(stderr, "%s: ", tool_quote(subject));
+	fprintf(stderr, "%s%s%s\n", fmt ? msg : error_message(err),
+		w ? ": " : "", w ? why : "");
+}
+
+/* Quoting is needed for a control character (a newline would start a
+ * forged line, an escape sequence would reach the terminal); bytes of
+ * 0x80 and up are left to the terminal, as UTF-8 names are. */
+static int needs_quote(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
+const char *tool_quote(const char *s)
+{
+	/* a few results live at once (one message may quote several
+	 * names); each thread has its own */
+	static _Thread_local char *ring[4];
+	static _Thread_local unsigned next;
+	char *out, *p;
+	int in_quotes = 0;
+
+	if (!s || !needs_quote(s))
+		return s;
+	/* worst case per byte: '\'' (4) or $'\ooo' with quotes closed (9) */
+	out = malloc(strlen(s) * 9 + 3);
+	if (!out)
+		return "(name not shown: out of memory)";
+	p = out;
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch < 0x20 || ch == 0x7f) {
+			static const char esc[] = "abtnvfr";
+
+			if (in_quotes)
+				*p++ = '\'', in_quotes = 0;
+			if (ch >= 7 && ch <= 13)
+				p += sprintf(p, "$'\\%c'", esc[ch - 7]);
+			else
+				p += sprintf(p, "$'\\%03o'", ch);
+			continue;
+		}
+		if (!in_quotes)
+			*p++ = '\'', in_quotes = 1;
+		if (ch == '\'')
+			p += sprintf(p, "'\\''");
+		else
+			*p++ = (char)ch;
+	}
+	if (in_quotes)
+		*p++ = '\'';
+	*p = '\0';
+	free(ring[next]);
+	ring[next] = out;
+	next = (next + 1) % 4;
+	return out;
+}
+
+void tool_version(void)
+{
+	const char *ver, *date;
+
+	ext2fs_get_library_version(&ver, &date);
+	printf("%s (e3img) %s, libext2fs %s (%s)\n", prog, E3IMG_VERSION, ver,
+	       date);
 }
 
 void tool_usage_error(const char *fmt, ...)

@@ -15,6 +15,18 @@ const char *tool_name(void);
  * NULL. The message is error_message(err) when fmt is NULL. */
 void tool_error(const char *subject, errcode_t err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A name as messages show it: as it is when it holds no control
+ * character, else shell-quoted as GNU tools' shell-escape style does
+ * ('a'$'\n''b'), so a newline or an escape sequence in a name can
+ * neither forge a line nor reach the terminal. tool_error quotes its
+ * subject with it; pass any other name in a message through it. The
+ * result lives until four more quoted names were asked for by the same
+ * thread. */
+const char *tool_quote(const char *s);
+/* configure.ac's AC_INIT version */
+#define E3IMG_VERSION "0.1.0"
+/* --version: "prog (e3img) VERSION, libext2fs VERSION (DATE)" on stdout. */
+void tool_version(void);
 /* "prog: message (see 'prog --help')" for usage errors: one line. */
 void tool_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reports what getopt_long returned for a bad command line, as one

@@ -20,12 +20,12 @@ jseq() {	# jseq IMAGE: the journal's next sequence number
 }
 
 # refused_knob TEXT ENV...: e3cp with the environment refuses, one line
-# naming the image and the reason, exit 2, the image untouched.
+# naming the image and the reason, exit 8, the image untouched.
 refused_knob() {
 	local text=$1
 	shift
 	run env "$@" e3cp "$T/src" "$T/a.img"
-	assert_status 2 || return 1
+	assert_status 8 || return 1
 	[ "${#lines[@]}" -eq 1 ] || { echo "want one line: $output" >&2; return 1; }
 	[ "$output" = "e3cp: $T/a.img: $text" ] || { echo "got: $output" >&2; return 1; }
 	cmp "$T/a.img" "$T/before.img" || return 1
@@ -83,6 +83,6 @@ refused_knob() {
 	assert_fsck_clean "$T/a.img"
 	cp "$T/a.img" "$T/before.img"
 	E3_FAULT=explode:3 run e3cp --quiet "$T/src" "$T/a.img:/x"
-	assert_status 2
+	assert_status 8
 	cmp "$T/a.img" "$T/before.img"
 }

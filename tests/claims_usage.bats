@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Usage errors are one line: "prog: reason (see 'prog --help')" on stderr,
 # nothing on stdout, and the tool's usage exit code (e3fsck 16 as
-# e2fsck, and e3mkfs, as misc/exit.h says; e3cp 2); --help prints the usage on stdout, exit 0.
+# e2fsck; e3cp and e3mkfs 16 as misc/exit.h says); --help prints the usage on stdout, exit 0.
 load helper
 
 # usage_error CODE REASON TOOL ARGS...: exactly one line on stderr, the
@@ -28,13 +28,16 @@ help_ok() {
 	grep -qi '^usage: .*'"$1" <<<"$out" || { echo "no usage line: $out" >&2; return 1; }
 }
 
-@test "e3cp: unknown and incomplete options are one line, exit 2" {
-	usage_error 2 "unknown option '--bogus'" e3cp "$E3_TOP/misc/e3cp" --bogus a b
-	usage_error 2 "option -Z is unknown" e3cp "$E3_TOP/misc/e3cp" -Z a b
-	usage_error 2 "option -j needs a value" e3cp "$E3_TOP/misc/e3cp" -j
-	usage_error 2 "option '--jobs' needs a value" e3cp "$E3_TOP/misc/e3cp" --jobs
-	usage_error 2 "option '--overwrite' takes no value" e3cp "$E3_TOP/misc/e3cp" --overwrite=1 a b
+@test "e3cp: unknown and incomplete options are one line, exit 16; --version" {
+	usage_error 16 "unknown option '--bogus'" e3cp "$E3_TOP/misc/e3cp" --bogus a b
+	usage_error 16 "option -Z is unknown" e3cp "$E3_TOP/misc/e3cp" -Z a b
+	usage_error 16 "option -j needs a value" e3cp "$E3_TOP/misc/e3cp" -j
+	usage_error 16 "option '--jobs' needs a value" e3cp "$E3_TOP/misc/e3cp" --jobs
+	usage_error 16 "option '--overwrite' takes no value" e3cp "$E3_TOP/misc/e3cp" --overwrite=1 a b
 	help_ok e3cp
+	run e3cp --version
+	assert_status 0
+	assert_match "$output" '^e3cp \(e3img\) [0-9]'
 }
 
 @test "e3fsck: unknown and incomplete options are one line, exit 16" {

@@ -31,7 +31,7 @@ refused() {
 	local img=$1 before after
 	before=$(problems "$img")
 	run e3cp --quiet "$T/src/." "$img"
-	assert_status 2 || return 1
+	assert_status 8 || return 1
 	if [ "${#lines[@]}" -ne 1 ] || [[ "${lines[0]}" != "e3cp: $img: "?* ]]; then
 		echo "want one line 'e3cp: $img: reason', got:" >&2
 		printf '%s\n' "$output" >&2
@@ -217,7 +217,7 @@ refused_damaged() {
 	sum=$(dd if="$img" bs=1024 skip="$b" count=1 status=none | md5sum) || return 1
 	before=$(problems "$img")
 	run e3cp --quiet "$@"
-	assert_status 2 || return 1
+	assert_status 8 || return 1
 	if [ "${#lines[@]}" -ne 1 ] ||
 	   [[ "${lines[0]}" != "e3cp: $img: "*"$what: file's blocks are damaged"* ]]; then
 		printf 'want one line naming the image, %s and the damage, got:\n%s\n' \

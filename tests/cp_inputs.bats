@@ -247,13 +247,16 @@ check_archive() {
 	expect_eq "exit status" "$rc" 0
 	assert_fsck_clean "$T/p.img"
 	[ ! -s "$T/p.out" ] || { echo "stdout not empty:" >&2; cat "$T/p.out" >&2; return 1; }
-	# the line is redrawn with \r; the last drawing has the totals
-	last=$(tr '\r' '\n' < "$T/p.err" | grep -v '^ *$' | tail -n 1)
-	if ! [[ $last =~ ^$n\ files,\ 2\.0\ MiB,\ [0-9.]+\ MiB/s ]]; then
-		echo "last progress line: '$last' (want '$n files, 2.0 MiB, ... MiB/s')" >&2
+	# the line is redrawn with \r; the last drawing has the totals (of
+	# the measured ones), then a closing line says what was copied
+	last=$(tr '\r' '\n' < "$T/p.err" | grep -v '^ *$' | tail -n 2 | head -n 1)
+	if ! [[ $last =~ ^$n\ of\ $n\ files,\ 2\.0\ of\ 2\.0\ MiB,\ [0-9.]+\ MiB/s ]]; then
+		echo "last progress line: '$last' (want '$n of $n files, 2.0 of 2.0 MiB, ... MiB/s')" >&2
 		cat -A "$T/p.err" >&2
 		return 1
 	fi
+	[ "$(tail -n 1 "$T/p.err")" = "e3cp: $T/p.img: $n entries, 2.0 MiB of data copied" ] ||
+		{ echo "no closing line" >&2; cat -A "$T/p.err" >&2; return 1; }
 	# and the line is finished with a newline
 	[ "$(tail -c 1 "$T/p.err" | od -An -c | tr -d ' ')" = '\n' ] ||
 		{ echo "progress line not ended by a newline" >&2; return 1; }

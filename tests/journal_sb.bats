@@ -62,7 +62,7 @@ refused() {
 	local img=$1 why=$2 sum
 	sum=$(md5sum <"$img")
 	run timeout 60 e3cp "$T/more" "$img"
-	assert_status 2 || return 1
+	assert_status 8 || return 1
 	assert_output_has "e3cp: $img: journal superblock is invalid: $why" || return 1
 	assert_output_has "(not replayed; run e3fsck)" || return 1
 	[ "$(md5sum <"$img")" = "$sum" ] || { echo "e3cp wrote $img" >&2; return 1; }
@@ -143,7 +143,7 @@ one_field() {
 		set -- $k
 		damaged "$1" "$2" "$3"
 		run timeout 60 e3cp "$T/more" "$T/$1.img"
-		assert_status 2
+		assert_status 8
 		assert_output_has "journal uses a feature e3img does not support"
 		run timeout 60 e3fsck -n "$T/$1.img"
 		assert_status 4
@@ -227,10 +227,10 @@ PY
 	cp "$T/o.img" "$T/o-y.img"
 	cp "$T/o.img" "$T/o-e2.img"
 	run timeout 60 e3cp "$T/more" "$T/o.img"
-	assert_status 2
+	assert_status 8
 	assert_output_has "journal log claims more blocks than the journal holds: replay stopped there (run e3fsck)"
 	run timeout 60 e3cp "$T/more" "$T/o.img"
-	assert_status 2
+	assert_status 8
 	assert_output_has "run e3fsck first"
 	# a pending journal alone is no error to -n (e2fsck -fn exits 0)
 	run timeout 60 e3fsck -n "$T/o-y.img"

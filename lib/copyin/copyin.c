@@ -37,6 +37,43 @@ void cp_event(struct cp_ctx *c, enum e3_copyin_event ev, const char *path,
 	pthread_mutex_unlock(&c->stat_lock);
 }
 
+void cp_event_made(struct cp_ctx *c, const char *rel)
+{
+	const char *d = c->dest_shown ? c->dest_shown : "";
+	char *p;
+
+	if (!c->o->event)
+		return;
+	p = malloc(strlen(d) + strlen(rel) + 2);
+	if (!p)
+		return;		/* a listing line lost, nothing else */
+	sprintf(p, "%s/%s", d, rel);
+	cp_event(c, E3_CP_FILE, p, 0);
+	free(p);
+}
+
+/* The destination as -v shows it: "" for the root, else "/a/b". */
+static errcode_t set_dest_shown(struct cp_ctx *c, const char *dest)
+{
+	char *buf = strdup(dest ? dest : "/");
+	errcode_t err;
+
+	if (!buf)
+		return ENOMEM;
+	err = cp_path_clean(buf);
+	free(c->dest_shown);
+	c->dest_shown = NULL;
+	if (!err) {
+		c->dest_shown = malloc(strlen(buf) + 2);
+		if (!c->dest_shown)
+			err = ENOMEM;
+		else
+			sprintf(c->dest_shown, "%s%s", *buf ? "/" : "", buf);
+	}
+	free(buf);
+	return err;
+}
+
 void cp_skip(struct cp_ctx *c, const char *path, errcode_t err)
 {
 	pthread_mutex_lock(&c->stat_lock);
@@ -79,6 +116,8 @@ void cp_error(struct cp_ctx *c, const char *path, errcode_t err)
 {
 	pthread_mutex_lock(&c->stat_lock);
 	c->st->errors++;
+	if (err == E3_NAME_EXISTS)
+		c->st->exists++;
 	pthread_mutex_unlock(&c->stat_lock);
 	cp_event(c, E3_CP_ERROR, path, err);
 }
@@ -287,6 +326,46 @@ errcode_t cp_resolve_parent(struct cp_ctx *c, const char *rel,
 
 /* ---- entries ------------------------------------------------------------------- */
 
+/* --update: E3_UP_TO_DATE when inode ino is what c->want describes — the
+ * same type, size and mtime (to the nanosecond where the inode keeps
+ * them), else 0: it is replaced. A file a crash cut short has its final
+ * size only once its data is in (the size is set at its close), so it
+ * never passes for a whole one. */
+static errcode_t up_to_date(struct cp_ctx *c, ext2_ino_t ino)
+{
+	ext2_filsys fs = c->img->fs;
+	struct ext2_inode_large *in;
+	unsigned isz = EXT2_INODE_SIZE(fs->super);
+	int same;
+	errcode_t err;
+
+	in = calloc(1, isz > sizeof(*in) ? isz : sizeof(*in));
+	if (!in)
+		return ENOMEM;
+	e3_fs_lock(c->img);
+	err = ext2fs_read_inode_full(fs, ino, EXT2_INODE(in), isz);
+	e3_fs_unlock(c->img);
+	if (err) {
+		free(in);
+		return err;
+	}
+	same = (in->i_mode & LINUX_S_IFMT) == (c->want.mode & S_IFMT) &&
+	       EXT2_I_SIZE(in) == c->want.size &&
+	       in->i_mtime == (uint32_t)c->want.mtime.tv_sec;
+	/* nanoseconds and epoch bits, in inodes that have room for them */
+	if (same && isz > EXT2_GOOD_OLD_INODE_SIZE &&
+	    (size_t)EXT2_GOOD_OLD_INODE_SIZE + in->i_extra_isize >=
+	    offsetof(struct ext2_inode_large, i_mtime_extra) +
+	    sizeof(in->i_mtime_extra))
+		same = (in->i_mtime_extra >> 2) ==
+		       (uint32_t)c->want.mtime.tv_nsec;
+	free(in);
+	if (!same)
+		return 0;
+	c->want.ino = ino;
+	return E3_UP_TO_DATE;
+}
+
 errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 			  const char *name, const char *path)
 {
@@ -300,7 +379,12 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 		return 0;
 	if (err)
 		return err;
-	if (!c->o->overwrite)
+	if (c->o->update && c->want.set) {
+		err = up_to_date(c, ino);
+		if (err)
+			return err;
+	}
+	if (!c->o->overwrite && !c->o->update)
 		return E3_NAME_EXISTS;
 	/* only the scanner changes links (a worker removes only a file it
 	 * made, with one link, under a name that was free): the count
@@ -316,13 +400,7 @@ errcode_t cp_prepare_name(struct cp_ctx *c, ext2_ino_t parent,
 		 * in flight is closed first (in ordered mode by the scanner,
 		 * at this same point of the walk at any -j; otherwise by the
 		 * workers, whose errors are reported at the end) */
-		if (c->ordered) {
-			err = cp_close_oldest(c, 0);
-		} else {
-			err = cp_flush_batch(c);
-			if (!err && c->wq)
-				(void)e3_workq_wait(c->wq);
-		}
+		err = cp_drain(c);
 		if (!err)
 			err = e3_remove(c->img, parent, name);
 		/* the close removed it itself (its source could not be
@@ -362,7 +440,8 @@ errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 		if (!err && LINUX_S_ISLNK(mode))
 			err = E3_SYMLINK_IN_PATH;
 		else if (!err && !LINUX_S_ISDIR(mode))
-			err = c->o->overwrite ? E3_NOT_DIR : E3_NAME_EXISTS;
+			err = c->o->overwrite || c->o->update ? E3_NOT_DIR :
+							      E3_NAME_EXISTS;
 	}
 	if (!err)
 		err = cp_defer_dirattr(c, *ino, a);
@@ -505,6 +584,12 @@ static errcode_t refuse_entry(struct cp_ctx *c, const char *src, int archive,
 	return E3_SOURCE_REFUSED;
 }
 
+/* Where source i goes: its own destination, or the common one. */
+static const char *source_dest(const struct e3_copyin_opts *o, size_t i)
+{
+	return o->dests && o->dests[i] ? o->dests[i] : o->dest;
+}
+
 /* Sources known before anything is written (trees, plain files, archive
  * files) are measured and compared with the free space. */
 static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
@@ -565,12 +650,13 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 	/* --overwrite: what the replaced entries give back (copyin_credit.c),
 	 * looked up only when the copy does not fit without it; then each
 	 * removal commits to make its blocks reusable */
-	if (c->o->overwrite &&
+	if ((c->o->overwrite || c->o->update) &&
 	    (total.blocks > free_blocks || total.inodes > free_inodes)) {
 		struct e3_copyin_need credit = { 0 };
 
 		for (size_t i = 0; i < n; i++)
-			if ((err = cp_overwrite_credit(c, srcs[i], &credit)))
+			if ((err = cp_overwrite_credit(c, srcs[i],
+					source_dest(c->o, i), &credit)))
 				return err;
 		if (total.blocks > free_blocks && credit.blocks)
 			c->release_frees = 1;
@@ -593,6 +679,47 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			*free_now = free_inodes;
 		return E3_NO_INODES_KNOWN;
 	}
+	return 0;
+}
+
+/* cp's rule for one source that is a file (not a directory, not an
+ * archive, not stdin): a destination that is not there, or is there and
+ * not a directory, is the copy's own name; a trailing '/' keeps it a
+ * directory. *dir: the directory to resolve instead of dest (NULL: dest
+ * itself), with c->dest_name set. */
+static errcode_t dest_names_file(struct cp_ctx *c, const char *const *srcs,
+				 size_t n, const char *dest, const char **dir)
+{
+	struct stat st;
+	ext2_ino_t ino;
+	uint16_t mode;
+	char *slash;
+	errcode_t err;
+
+	*dir = NULL;
+	if (n != 1 || !dest || strcmp(srcs[0], "-") == 0 ||
+	    stat(srcs[0], &st) < 0 || S_ISDIR(st.st_mode) ||
+	    (S_ISREG(st.st_mode) && c->archive && c->archive[0]))
+		return 0;
+	if (!*dest || dest[strlen(dest) - 1] == '/')
+		return 0;
+	err = e3_namei(c->img, dest, &ino);
+	if (!err) {
+		err = cp_ino_mode(c, ino, &mode);
+		if (err || LINUX_S_ISDIR(mode))
+			return err;
+	} else if (!cp_is_missing(err)) {
+		return err;
+	}
+	c->dest_split = strdup(dest);
+	if (!c->dest_split)
+		return ENOMEM;
+	slash = strrchr(c->dest_split, '/');
+	if (!slash || !slash[1])
+		return 0;		/* not a path (e3cp makes them absolute) */
+	*slash = '\0';
+	c->dest_name = slash + 1;
+	*dir = slash == c->dest_split ? "/" : c->dest_split;
 	return 0;
 }
 
@@ -687,6 +814,8 @@ static void teardown(struct cp_ctx *c)
 	free(c->cache_path);
 	free(c->archive);
 	cp_label_close(c->label);
+	free(c->dest_split);
+	free(c->dest_shown);
 	cp_listings_free(c->listings);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->order_lock);
@@ -719,6 +848,7 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 			uint64_t *free_now)
 {
 	struct cp_devtab devtab = { 0 };
+	const char *dest_dir = NULL;
 	struct cp_ctx c;
 	errcode_t err, err2;
 
@@ -748,9 +878,19 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 		if (err)
 			goto out;
 	}
-	err = resolve_dest(&c, o->dest);
-	for (size_t i = 0; !err && i < nsrcs; i++)
-		err = copy_one_source(&c, i, srcs[i]);
+	err = dest_names_file(&c, srcs, nsrcs, source_dest(o, 0), &dest_dir);
+	for (size_t i = 0; !err && i < nsrcs; i++) {
+		/* the cached parent is a path under the previous destination */
+		free(c.cache_path);
+		c.cache_path = NULL;
+		err = resolve_dest(&c, i == 0 && dest_dir ? dest_dir :
+					source_dest(o, i));
+		if (!err)
+			err = set_dest_shown(&c, i == 0 && dest_dir ? dest_dir :
+						 source_dest(o, i));
+		if (!err)
+			err = copy_one_source(&c, i, srcs[i]);
+	}
 	err2 = cp_flush_batch(&c);
 	if (!err)
 		err = err2;

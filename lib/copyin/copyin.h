@@ -86,11 +86,27 @@ struct cp_ctx {
 	struct cp_linkmap *links;
 	ext2_ino_t dest;		/* destination directory */
 	char *dest_path;		/* its path in the image, no trailing '/' */
+	const char *dest_name;		/* one file source copied to a name
+					   that is not there (as cp): that
+					   name, in dest; NULL: its own */
+	char *dest_split;		/* the buffer dest_name points into */
+	/* -v names entries by their image paths: the current source's
+	 * destination ("" for the root, else "/a/b"), and how much of a
+	 * tree entry's source path is the source's own (scanner only) */
+	char *dest_shown;
+	size_t src_skip;
+	int src_single;			/* a file source: its name is shown */
 	struct cp_dirattr *dirs;	/* deferred directory attributes */
 	size_t ndirs, capdirs;
 	int64_t epoch;			/* clamp, -1: none */
 	int64_t time_max;		/* the latest time an inode holds */
 	double last_progress;		/* [stat_lock] */
+	uint64_t drain_est;		/* ordered mode: journal blocks the
+					   files made since the last drain
+					   take, as counted here (scanner) */
+	uint64_t inflight_blocks;	/* [stat_lock] journal blocks the
+					   closes of the files queued to the
+					   workers may take (commit_point) */
 	char *cache_path;		/* last parent resolved (scanner) */
 	struct cp_listings *listings;	/* the measure pass's, or NULL */
 	int *archive;			/* per source: 1 an archive file */
@@ -101,6 +117,16 @@ struct cp_ctx {
 	int release_frees;
 	uint64_t replace_need;		/* blocks the entry being made needs,
 					   0: not known (scanner only) */
+	/* --update: the entry about to be made, as cp_prepare_name compares
+	 * it with the one of its name (scanner only; set 0: not known, the
+	 * old one is replaced); ino: that one, when up to date */
+	struct cp_want {
+		int set;
+		uint32_t mode;		/* S_IF* type */
+		uint64_t size;
+		struct timespec mtime;	/* as stored (mapped, clamped) */
+		ext2_ino_t ino;
+	} want;
 	ext2_ino_t cache_ino;
 	/* ordered mode (opts->reproducible): see cp_close_oldest */
 	int ordered;
@@ -118,6 +144,8 @@ struct cp_ctx {
  * lines from workers never interleave). */
 void cp_event(struct cp_ctx *c, enum e3_copyin_event ev, const char *path,
 	      errcode_t err);
+/* An entry made: E3_CP_FILE with its image path (dest_shown/rel). */
+void cp_event_made(struct cp_ctx *c, const char *rel);
 /* A skipped entry: reported, counted, copying goes on. */
 void cp_skip(struct cp_ctx *c, const char *path, errcode_t err);
 /* An entry that failed (e.g. exists without --overwrite): reported,
@@ -230,7 +258,9 @@ errcode_t cp_path_clean(char *path);
 
 /* Entry creation (the engine, copyin.c). Each checks for an existing
  * entry: directories merge, other types are E3_NAME_EXISTS unless
- * --overwrite, in which case the old entry is removed first. */
+ * --overwrite, in which case the old entry is removed first, or --update:
+ * E3_UP_TO_DATE (c->want.ino the entry) when it matches c->want, else
+ * removed as by --overwrite. */
 errcode_t cp_make_dir(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 		      const struct e3_attr *a, const char *path,
 		      ext2_ino_t *ino, int *created);
@@ -265,6 +295,9 @@ int cp_entry_error(errcode_t err);
 
 /* Hands the files created so far to the workers. */
 errcode_t cp_flush_batch(struct cp_ctx *c);
+/* Every file created so far closed (ordered mode: by the scanner, in
+ * creation order; else by the workers, waited for). Scanner only. */
+errcode_t cp_drain(struct cp_ctx *c);
 /* Ordered mode: closes the oldest open files until at most keep remain. */
 errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep);
 
@@ -371,7 +404,7 @@ struct cp_listing *cp_listings_find(struct cp_listings *t, uint64_t dev,
  * the same path gives back, per entry never more than the measure counted
  * for its replacement, added to *credit; 0 for whatever is not found. */
 errcode_t cp_overwrite_credit(struct cp_ctx *c, const char *src,
-			      struct e3_copyin_need *credit);
+			      const char *to, struct e3_copyin_need *credit);
 /* After a removal: blocks freed by the running transaction become
  * reusable only when it commits; commit now when they are waiting and
  * fewer than want blocks are free (want = UINT64_MAX: whenever any wait). */

@@ -327,8 +327,17 @@ static errcode_t make_entry(struct arc *s, struct archive_entry *e,
 	/* --overwrite: the blocks the entry will need, so that what the
 	 * replaced one frees is made reusable (a commit) when they are */
 	c->replace_need = entry_need(c->bs, e);
+	c->want = (struct cp_want){ .set = 1, .mode = a.mode,
+		.size = archive_entry_filetype(e) == AE_IFLNK ?
+			strlen(archive_entry_symlink(e) ?
+			       archive_entry_symlink(e) : "") :
+			archive_entry_filetype(e) == AE_IFREG &&
+			archive_entry_size_is_set(e) ?
+			(uint64_t)archive_entry_size(e) : 0,
+		.mtime = a.mtime };
 	err = cp_prepare_name(c, parent, leaf, path);
 	c->replace_need = 0;
+	c->want.set = 0;
 	if (err)
 		return err;
 	switch (archive_entry_filetype(e)) {
@@ -537,6 +546,7 @@ static errcode_t copy_one(struct arc *s, struct archive_entry *e)
 		/* only a new regular file may join the waiting ones */
 		if (archive_entry_filetype(e) != AE_IFREG ||
 		    archive_entry_hardlink(e) || s->c->o->overwrite ||
+		    s->c->o->update ||
 		    s->npend == CP_BATCH_FILES)
 			err = close_pending(s);
 		if (err) {
@@ -554,7 +564,7 @@ static errcode_t copy_one(struct arc *s, struct archive_entry *e)
 			err = 0;
 		} else {
 			if (!err)
-				cp_event(s->c, E3_CP_FILE, name, 0);
+				cp_event_made(s->c, rel);
 			err = cp_entry_result(s->c, name, err);
 		}
 	}

@@ -141,7 +141,7 @@ static void credit_dir(struct cp_ctx *c, const struct cp_listing *l,
 }
 
 errcode_t cp_overwrite_credit(struct cp_ctx *c, const char *src,
-			      struct e3_copyin_need *credit)
+			      const char *to, struct e3_copyin_need *credit)
 {
 	const struct cp_listing *l;
 	struct stat st;
@@ -149,7 +149,7 @@ errcode_t cp_overwrite_credit(struct cp_ctx *c, const char *src,
 
 	if (stat(src, &st) < 0 || !S_ISDIR(st.st_mode))
 		return 0;	/* a single file: counted as new */
-	dest = find_dest(c, c->o->dest);
+	dest = find_dest(c, to);
 	l = cp_listings_find(c->listings, st.st_dev, st.st_ino);
 	if (dest && l)
 		credit_dir(c, l, dest, credit);
@@ -160,18 +160,26 @@ errcode_t cp_release_freed(struct cp_ctx *c, uint64_t want)
 {
 	struct e3_image *img = c->img;
 	errcode_t err = 0;
+	int need;
 
 	if (!img->alloc)
 		return 0;
 	e3_fs_lock(img);
-	if (e3_alloc_deferred_count(img->alloc) &&
-	    (want == UINT64_MAX || e3_alloc_free_count(img->alloc) < want)) {
-		/* without a journal nothing replays an old copy: release */
-		if (img->journal)
-			err = e3_journal_commit(img->journal, 0);
-		else
-			e3_alloc_committed(img->alloc);
-	}
+	need = e3_alloc_deferred_count(img->alloc) &&
+	       (want == UINT64_MAX || e3_alloc_free_count(img->alloc) < want);
+	e3_fs_unlock(img);
+	if (!need)
+		return 0;
+	/* the commit must not take files still being written (their names
+	 * would survive a crash empty): they are finished first */
+	if (img->journal && (err = cp_drain(c)))
+		return err;
+	e3_fs_lock(img);
+	/* without a journal nothing replays an old copy: release */
+	if (img->journal)
+		err = e3_journal_commit(img->journal, 0);
+	else
+		e3_alloc_committed(img->alloc);
 	e3_fs_unlock(img);
 	return err;
 }

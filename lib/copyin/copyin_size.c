@@ -290,7 +290,12 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 			return err;
 		nb += xb;
 		need->blocks += nb;
-		need->bytes += (uint64_t)st->st_size;
+		/* data, as the copy counts it: a sparse file's holes are
+		 * not bytes copied (its allocated bytes stand for its data) */
+		need->bytes += (uint64_t)st->st_blocks * 512 <
+			       (uint64_t)st->st_size ?
+			       (uint64_t)st->st_blocks * 512 :
+			       (uint64_t)st->st_size;
 		d->need_blocks = nb > UINT32_MAX ? UINT32_MAX : (uint32_t)nb;
 		return 0;
 	}
@@ -363,8 +368,12 @@ static errcode_t measure_dir(struct measure *m, const struct mdir *md,
 	fd = cp_openat(AT_FDCWD, md->path, O_RDONLY | O_DIRECTORY |
 		       (top ? 0 : O_NOFOLLOW),
 		       cp_noatime_for(&m->noatime, md->uid));
-	if (fd < 0)
+	if (fd < 0) {
+		/* the copy makes it empty (copy_entry): its one block */
+		if (!top && (errno == EACCES || errno == EPERM))
+			ds->need.blocks++;
 		return 0;	/* the copy will report it */
+	}
 	if (!top) {
 		uint64_t xb;
 

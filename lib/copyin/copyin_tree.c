@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
+#include "fs/image.h"
 #include "copyin.h"
 
 /* A source directory open while its files wait for the workers to open
@@ -166,6 +167,8 @@ struct file_job {
 	int *noatime;			/* cp_openat's latch */
 	uint64_t size;
 	int dense;			/* as many bytes on disk as in size */
+	uint64_t close_blocks;		/* journal blocks its close may take */
+	uint64_t copied;		/* data bytes (holes left out) */
 	char *path;
 	/* ordered mode: the worker leaves the close to the scanner */
 	int done;			/* [c->order_lock] 0 or a JOB_ state */
@@ -272,7 +275,8 @@ static errcode_t copy_range(int fd, struct cp_zw *z, off_t from, off_t to,
  * as it comes and only where it shows a run of zeros are the holes
  * asked for, a SEEK_DATA/SEEK_HOLE pair per region from there on. */
 static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
-			      unsigned bs, int keep_zeros, int *src_err)
+			      unsigned bs, int keep_zeros, int *src_err,
+			      uint64_t *copied)
 {
 	off_t off = 0, data, hole;
 	int probe = 1, no_probe = 0;
@@ -280,15 +284,22 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 	errcode_t err;
 
 	*src_err = 0;
+	*copied = 0;	/* the data, holes left out: what the user sees */
 	err = cp_zw_init(&z, f, bs, keep_zeros);
 	if (err)
 		return err;
-	if (dense)
+	if (dense) {
 		err = copy_range(fd, &z, 0, (off_t)size, &probe, &off,
 				 src_err);
+		if (!err)
+			*copied = (uint64_t)off;
+	}
 	while (!err && !cp_next_region(fd, off, size, &data, &hole)) {
 		err = copy_range(fd, &z, data, hole, &no_probe, NULL,
 				 src_err);
+		if (!err && (uint64_t)data < size)
+			*copied += ((uint64_t)hole < size ? (uint64_t)hole :
+				    size) - (uint64_t)data;
 		off = hole;
 		if ((uint64_t)data >= size)
 			break;
@@ -306,6 +317,9 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 {
 	struct cp_ctx *c = j->c;
 
+	pthread_mutex_lock(&c->stat_lock);
+	c->inflight_blocks -= j->close_blocks;
+	pthread_mutex_unlock(&c->stat_lock);
 	if (j->fd >= 0)
 		close(j->fd);
 	dir_put(j->dir);
@@ -325,7 +339,7 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 	if (!err)
 		err = err2;
 	if (!err)
-		cp_count_file(c, j->size, j->path);
+		cp_count_file(c, j->copied, j->path);
 	free(j->path);
 	free(j);
 	return err;
@@ -424,7 +438,7 @@ static errcode_t batch_run(void *arg, unsigned worker)
 			errs[n] = j->open_err ? 0 :
 				copy_regions(j->fd, j->f, j->size, j->dense,
 					     j->c->bs, j->c->o->keep_zeros,
-					     &src_errs[n]);
+					     &src_errs[n], &j->copied);
 		}
 		if (ordered) {		/* j was read before they are done */
 			hand_over(jobs, n, errs, src_errs);
@@ -510,8 +524,66 @@ errcode_t cp_close_oldest(struct cp_ctx *c, size_t keep)
 	return err;
 }
 
+errcode_t cp_drain(struct cp_ctx *c)
+{
+	errcode_t err;
+
+	if (c->ordered)
+		return cp_close_oldest(c, 0);
+	err = cp_flush_batch(c);
+	if (!err && c->wq)
+		(void)e3_workq_wait(c->wq);	/* a job's error comes back
+						   at the end of the run */
+	return err;
+}
+
+/* Each file's name and empty inode wait in the running transaction until
+ * its close gives it its data (e3_op_end holds timed commits back till
+ * then), and files are open all along here: when the transaction wants a
+ * commit, every file is closed first, so that the commit (and a replay
+ * after a crash) holds only whole files. In ordered mode only the
+ * transaction's size asks: the interval would make the close points, and
+ * with them the layout, depend on timing. Nor does the transaction's
+ * size there, which the workers' indirect blocks make grow whenever they
+ * get to them: ordered mode counts what the files it made take (their
+ * creation and close), the same at any -j, and finishes them at half
+ * the limit. */
+static errcode_t commit_point(struct cp_ctx *c, uint64_t close_blocks)
+{
+	uint64_t inflight, limit;
+	errcode_t err;
+	int want;
+
+	if (c->ordered) {
+		c->drain_est += 3 + close_blocks;	/* + inode, entry,
+							   bitmap at create */
+		e3_fs_lock(c->img);
+		limit = e3_load_txn_limit(c->img);
+		e3_fs_unlock(c->img);
+		want = limit && c->drain_est >= limit / 2;
+	} else {
+		pthread_mutex_lock(&c->stat_lock);
+		inflight = c->inflight_blocks;
+		pthread_mutex_unlock(&c->stat_lock);
+		e3_fs_lock(c->img);
+		want = e3_load_commit_wanted(c->img, 1, inflight);
+		e3_fs_unlock(c->img);
+	}
+	if (!want)
+		return 0;
+	c->drain_est = 0;
+	err = cp_drain(c);
+	if (err)
+		return err;
+	e3_fs_lock(c->img);
+	err = e3_load_commit(c->img);
+	e3_fs_unlock(c->img);
+	return err;
+}
+
 static errcode_t queue_job(struct cp_ctx *c, struct file_job *j)
 {
+	uint64_t cost = j->close_blocks;	/* j may be freed once queued */
 	errcode_t err;
 
 	if (c->ordered) {
@@ -536,7 +608,7 @@ static errcode_t queue_job(struct cp_ctx *c, struct file_job *j)
 	 * how many files were created, so the layout stays reproducible */
 	if (!err && c->ordered && c->order_len >= c->order_lag + CP_BATCH_FILES)
 		err = cp_close_oldest(c, c->order_lag);
-	return err;
+	return err ? err : commit_point(c, cost);
 }
 
 /* ---- entries ------------------------------------------------------------------ */
@@ -551,13 +623,21 @@ struct walk {
 	 * inode, and whether this run created it (0: none made) */
 	ext2_ino_t premade;
 	int premade_created;
+	/* the one entry of a file source copied under another name
+	 * (c->dest_name, as cp does): its name in the image */
+	const char *iname;
 };
 
 static char *join(const char *dir, const char *name)
 {
 	size_t a = strlen(dir), b = strlen(name);
-	char *p = malloc(a + b + 2);
+	char *p;
 
+	while (a > 1 && dir[a - 1] == '/')	/* "src/" gives "src/x" */
+		a--;
+	p = malloc(a + b + 2);
+	if (p && a == 1 && dir[0] == '/')
+		a = 0;				/* "/" gives "/x" */
 	if (p) {
 		memcpy(p, dir, a);
 		p[a] = '/';
@@ -599,13 +679,14 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	e3_file_t *f;
 	errcode_t err;
 	int fd, defer, dense = is_dense(st);
+	const char *iname = w->iname ? w->iname : name;	/* in the image */
 
 	/* the worker opens it when nothing here needs it open, the name is
 	 * free and its mode lets us read it: see the top of the file */
 	defer = dense && no_xattrs && st->st_nlink == 1 && w->dir &&
 		cp_mode_readable(c, st);
 	if (defer && !fresh) {
-		err = e3_lookup(c->img, parent, name, &old);
+		err = e3_lookup(c->img, parent, iname, &old);
 		if (!err)
 			defer = 0;
 		else if (cp_is_missing(err))
@@ -625,17 +706,17 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	}
 	err = no_xattrs ? 0 : read_xattrs(fd, path, &w->x);
 	if (!err)
-		err = prepare(c, parent, name, path, fresh);
+		err = prepare(c, parent, iname, path, fresh);
 	if (err) {
 		if (fd >= 0)
 			close(fd);
 		return err;
 	}
 	if (dense)
-		err = e3_create(c->img, parent, name, a,
+		err = e3_create(c->img, parent, iname, a,
 				(uint64_t)st->st_size, &f);
 	else
-		err = e3_create_blocks(c->img, parent, name, a,
+		err = e3_create_blocks(c->img, parent, iname, a,
 				       cp_sparse_blocks(fd, c->bs,
 							(uint64_t)st->st_size),
 				       &f);
@@ -654,7 +735,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 		if (fd >= 0)
 			close(fd);
 		/* never a file that looks copied and is not */
-		return cp_unmake(c, parent, name, err ? err : ENOMEM);
+		return cp_unmake(c, parent, iname, err ? err : ENOMEM);
 	}
 	*j = (struct file_job){ .c = c, .f = f, .fd = fd,
 				.dir = fd < 0 ? dir_get(w->dir) : NULL,
@@ -664,6 +745,17 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 				.dense = dense,
 				.path = pcopy };
 	j->name = pcopy + strlen(pcopy) - strlen(name);
+	/* its close writes its inode, indirect blocks and a bitmap block:
+	 * the commit point below must leave room for all in flight */
+	{
+		struct cp_ind_state ist = { 0 };
+		uint64_t nb = ((uint64_t)st->st_size + c->bs - 1) / c->bs;
+
+		j->close_blocks = 2 + cp_ind_blocks(c->bs, 0, nb, &ist);
+	}
+	pthread_mutex_lock(&c->stat_lock);
+	c->inflight_blocks += j->close_blocks;
+	pthread_mutex_unlock(&c->stat_lock);
 	if (fd < 0)
 		w->deferred_opens = 1;
 	return queue_job(c, j);
@@ -677,12 +769,13 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 	struct cp_ctx *c = w->c;
 	ssize_t n;
 	errcode_t err;
+	const char *iname = w->iname ? w->iname : name;	/* in the image */
 
 	err = no_xattrs ? 0 : read_xattrs(-1, path, &w->x);
 	if (err == ENAMETOOLONG)
 		err = 0;	/* too deep for l*xattr: copy without them */
 	if (!err)
-		err = prepare(c, parent, name, path, fresh);
+		err = prepare(c, parent, iname, path, fresh);
 	if (err)
 		return err;
 	if (S_ISLNK(st->st_mode)) {
@@ -698,15 +791,15 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 			struct e3_attr ra = *a;
 
 			ra.atime = ra.mtime;
-			err = e3_symlink(c->img, parent, name, w->target, &ra, ino);
+			err = e3_symlink(c->img, parent, iname, w->target, &ra, ino);
 		} else {
-			err = e3_symlink(c->img, parent, name, w->target, a, ino);
+			err = e3_symlink(c->img, parent, iname, w->target, a, ino);
 		}
 	} else {
-		err = e3_mknod(c->img, parent, name, a, st->st_rdev, ino);
+		err = e3_mknod(c->img, parent, iname, a, st->st_rdev, ino);
 	}
 	if (!err && (err = cp_set_xattrs(c, *ino, &w->x, path)))
-		return cp_unmake(c, parent, name, err);
+		return cp_unmake(c, parent, iname, err);
 	if (!err)
 		cp_count_file(c, 0, path);
 	return err;
@@ -720,6 +813,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 {
 	int created = 0, no_xattrs = d->measured && d->no_xattrs;
 	const char *name = d->name;
+	const char *iname = w->iname ? w->iname : name;	/* in the image */
 	struct cp_ctx *c = w->c;
 	ext2_ino_t ino = 0, linked;
 	struct cp_dir *sub;
@@ -741,9 +835,15 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 	cp_attr_from_stat(&a, &st);
 	cp_map_attr(c, &a);
 	cp_xattrs_clear(&w->x);
+	/* what --update compares an existing entry of this name with: a
+	 * symlink's size is its target's length, in the image as here */
+	c->want = (struct cp_want){ .set = 1, .mode = st.st_mode,
+		.size = S_ISREG(st.st_mode) || S_ISLNK(st.st_mode) ?
+			(uint64_t)st.st_size : 0,
+		.mtime = a.mtime };
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
 	    cp_linkmap_get(c->links, st.st_dev, st.st_ino)) {
-		err = prepare(c, parent, name, path, fresh);
+		err = prepare(c, parent, iname, path, fresh);
 		if (err)
 			goto out;
 		fresh = 1;	/* the name is free now */
@@ -751,7 +851,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 		 * (then this entry is copied anew) */
 		linked = cp_linkmap_get(c->links, st.st_dev, st.st_ino);
 		if (linked) {
-			err = e3_link(c->img, parent, name, linked);
+			err = e3_link(c->img, parent, iname, linked);
 			if (!err)
 				cp_count_file(c, 0, path);
 			goto out;
@@ -761,9 +861,23 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 	case S_IFDIR:
 		fd = cp_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
 			       cp_noatime_for(&c->noatime, st.st_uid));
-		if (fd < 0) {
+		if (fd < 0 && errno != EACCES && errno != EPERM) {
 			cp_skip(c, path, errno);
 			return 0;
+		}
+		if (fd < 0) {
+			/* its stat was readable, its entries are not: made
+			 * empty with its mode, owner and times (as tar does),
+			 * and named — a partial copy */
+			err = 0;
+			if (w->premade)
+				ino = w->premade;
+			else
+				err = cp_make_dir(c, parent, iname, &a, path,
+						  &ino, NULL);
+			if (!err)
+				cp_skip(c, path, E3_DIR_UNREADABLE);
+			goto out;
 		}
 		sub = dir_new(fd);
 		if (!sub) {
@@ -775,7 +889,7 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 			ino = w->premade;
 			created = w->premade_created;
 		} else if (!err) {
-			err = cp_make_dir(c, parent, name, &a, path, &ino,
+			err = cp_make_dir(c, parent, iname, &a, path, &ino,
 					  &created);
 		}
 		if (!err)
@@ -800,9 +914,16 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 	}
 	if (!err && ino && st.st_nlink > 1)
 		err = cp_linkmap_put(c->links, st.st_dev, st.st_ino, ino);
+	/* left as it was: its other names are linked to it */
+	if (err == E3_UP_TO_DATE && st.st_nlink > 1 &&
+	    cp_linkmap_put(c->links, st.st_dev, st.st_ino, c->want.ino))
+		err = ENOMEM;
 out:
+	c->want.set = 0;
 	if (!err)
-		cp_event(c, E3_CP_FILE, path, 0);
+		cp_event_made(c, c->src_single ? iname :
+			      strlen(path) >= c->src_skip ? path + c->src_skip :
+			      name);
 	return cp_entry_result(c, path, err);
 }
 
@@ -827,6 +948,12 @@ errcode_t cp_entry_result(struct cp_ctx *c, const char *path, errcode_t err)
 {
 	if (!err)
 		return 0;
+	if (err == E3_UP_TO_DATE) {	/* --update: nothing to do */
+		pthread_mutex_lock(&c->stat_lock);
+		c->st->uptodate++;
+		pthread_mutex_unlock(&c->stat_lock);
+		return 0;
+	}
 	if (cp_entry_error(err)) {
 		cp_error(c, path, err);
 		return 0;
@@ -857,22 +984,12 @@ static errcode_t make_subdirs(struct walk *w, const struct cp_listing *l,
 		char *sub;
 		int made = 0;
 
-		int fd;
-
 		ino[i] = 0;
 		created[i] = 0;
 		if (!d->measured || d->stat_err ||
 		    !S_ISDIR(d->st.mode))
 			continue;
-		/* one that cannot be read is skipped by copy_entry before it
-		 * is made; it must not be made here either (it changing in
-		 * between leaves it empty, reported as skipped) */
-		fd = cp_openat(w->dir->fd, d->name,
-			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
-			       cp_noatime_for(&c->noatime, d->st.uid));
-		if (fd < 0)
-			continue;
-		close(fd);
+		/* one that cannot be read is made too, empty (copy_entry) */
 		cp_stat_unpack(&st, &d->st);
 		cp_attr_from_stat(&a, &st);
 		cp_map_attr(c, &a);
@@ -943,7 +1060,7 @@ static errcode_t walk_dir(struct walk *w, struct cp_dir *dir, ext2_ino_t dino,
  * onto dest (as cp -a SRC/. DEST). Anything else: the entry itself. */
 errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 {
-	struct walk w = { .c = c };
+	struct walk w = { .c = c, .iname = c->dest_name };
 	struct cp_dir *root;
 	struct e3_attr a;
 	struct stat st;
@@ -958,6 +1075,14 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 	if (err)
 		goto out;
 	if (S_ISDIR(st.st_mode)) {
+		size_t len = strlen(src);
+
+		/* entries' paths are join(src, name): src, its trailing
+		 * slashes left out, then '/' */
+		while (len > 1 && src[len - 1] == '/')
+			len--;
+		c->src_skip = len == 1 && src[0] == '/' ? 1 : len + 1;
+		c->src_single = 0;
 		fd = cp_openat(AT_FDCWD, src, O_RDONLY | O_DIRECTORY,
 			       cp_noatime_for(&c->noatime, st.st_uid));
 		if (fd < 0) {
@@ -984,6 +1109,7 @@ errcode_t cp_tree_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 		char *dup1 = strdup(src), *dup2 = strdup(src);
 		char *dir, *base;
 
+		c->src_single = 1;
 		if (!dup1 || !dup2) {
 			err = ENOMEM;
 		} else {

@@ -646,7 +646,11 @@ static errcode_t create_file(e3_image_t *img, ext2_ino_t parent,
 		err = file_bind(f, ino, blocks);	/* the image keeps an
 							   empty file if this
 							   fails */
+	if (!err)	/* no timed commit until its close (e3_op_end) */
+		img->load->unfinished++;
 	err2 = e3_op_end(img);
+	if (!err && err2)	/* never closed: it holds nothing back */
+		img->load->unfinished--;
 	e3_fs_unlock(img);
 	if (!err)
 		err = err2;
@@ -889,6 +893,7 @@ static errcode_t close_commit(struct e3_file *f, errcode_t err)
 	}
 	if (err)
 		release_blocks(f);
+	f->img->load->unfinished--;	/* done, or as done as it gets */
 	err2 = e3_op_end(f->img);
 	return err ? err : err2;
 }

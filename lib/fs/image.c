@@ -425,18 +425,47 @@ static void free_image(struct e3_image *img)
 
 errcode_t e3_image_close(e3_image_t *img)
 {
+	return e3_image_close_report(img, NULL);
+}
+
+/* the journal's stage, as the public report names it */
+static enum e3_close_stage close_stage(enum e3_jstop_stage s)
+{
+	switch (s) {
+	case E3_JSTOP_ABORTED: return E3_CLOSE_EARLIER;
+	case E3_JSTOP_COMMIT: return E3_CLOSE_COMMIT;
+	case E3_JSTOP_CHECKPOINT: return E3_CLOSE_CHECKPOINT;
+	case E3_JSTOP_FINISH: return E3_CLOSE_FINISH;
+	default: return E3_CLOSE_DONE;
+	}
+}
+
+errcode_t e3_image_close_report(e3_image_t *img, struct e3_close_report *r)
+{
+	struct e3_close_report dummy;
 	errcode_t err = 0, err2;
 	int lost = 0;	/* the journal failed: fs must not write */
 
+	if (!r)
+		r = &dummy;
+	memset(r, 0, sizeof(*r));
 	if (!img)
 		return 0;
 	e3_fs_lock(img);
 	if (img->load)
 		err = e3_load_fini(img);
+	if (err)
+		r->stage = E3_CLOSE_FILES;
 	if (img->journal) {
-		err2 = e3_journal_stop(img->journal);
+		struct e3_journal_stop_report jr;
+
+		err2 = e3_journal_stop_report(img->journal, &jr);
 		img->journal = NULL;
 		lost = err2 != 0;
+		r->journal_txns = jr.live;
+		r->commits = jr.commits;
+		if (err2 && !err)
+			r->stage = close_stage(jr.stage);
 		if (!err)
 			err = err2;
 	}
@@ -476,6 +505,8 @@ errcode_t e3_image_close(e3_image_t *img)
 	if (!err && img->fd >= 0 && (img->flags & E3_OPEN_WRITE) &&
 	    fsync(img->fd) < 0)
 		err = errno;
+	if (err && r->stage == E3_CLOSE_DONE)
+		r->stage = E3_CLOSE_FS;
 	e3_fs_unlock(img);
 	free_image(img);
 	return err;

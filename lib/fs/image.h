@@ -102,6 +102,20 @@ errcode_t e3_image_check_mounted(const char *path, int *ro);
  * disk (see unclean_on_disk). Takes fs_lock; a no-op after the first. */
 errcode_t e3_image_mark_unclean(struct e3_image *img);
 
+/* load.c. Files being written hold back timed commits (e3_op_end): a
+ * loader that keeps files open all along asks here, under fs_lock,
+ * whether the running transaction wants a commit (nearly full or, with
+ * by_time, the interval passed; pending: blocks the closes of its open
+ * files will add, counted in) while some file is unfinished; if so it
+ * closes every file it has open and calls e3_load_commit, which commits
+ * when no file is left unfinished (else nothing: 0). */
+int e3_load_commit_wanted(struct e3_image *img, int by_time,
+			  uint64_t pending);
+errcode_t e3_load_commit(struct e3_image *img);
+/* The journal's transaction limit in blocks (0: none), for a loader
+ * that must decide when to finish its files from its own count. */
+uint64_t e3_load_txn_limit(struct e3_image *img);
+
 /* bytes of file data were written to the image with pwrite: every
  * wb_step bytes the kernel is asked to start writing them out, so that a
  * journal commit's fsync (which stops every writer) finds most of the

@@ -118,9 +118,36 @@ int e3_load_file_is_open(struct e3_image *img, ext2_ino_t ino)
 
 errcode_t e3_op_end(struct e3_image *img)
 {
-	if (img->journal)
-		return e3_journal_op_end(img->journal);
-	return 0;
+	if (!img->journal)
+		return 0;
+	/* a file being written has its name and an empty inode in the
+	 * running transaction: committing now would make that durable, a
+	 * file of 0 bytes under its real name after a crash. Its close
+	 * (the map, in ordered mode after its data) ends the hold; only
+	 * the journal's own limit commits sooner (e3_load_commit_wanted
+	 * tells loaders to finish their files before that). */
+	if (img->load && img->load->unfinished)
+		return e3_journal_op_end_held(img->journal);
+	return e3_journal_op_end(img->journal);
+}
+
+int e3_load_commit_wanted(struct e3_image *img, int by_time,
+			  uint64_t pending)
+{
+	return img->journal && img->load && img->load->unfinished &&
+	       e3_journal_commit_wanted(img->journal, by_time, pending);
+}
+
+uint64_t e3_load_txn_limit(struct e3_image *img)
+{
+	return img->journal ? e3_journal_txn_limit(img->journal) : 0;
+}
+
+errcode_t e3_load_commit(struct e3_image *img)
+{
+	if (!img->journal || (img->load && img->load->unfinished))
+		return 0;
+	return e3_journal_commit(img->journal, 0);
 }
 
 void e3_undo_begin(struct e3_image *img)

@@ -30,6 +30,11 @@ struct e3_load {
 					   leaf: nothing is taken under it */
 	TAILQ_HEAD(, e3_file) files;	/* [lock] files created, not closed */
 	unsigned nfiles;		/* [lock] */
+	/* [fs_lock] files created whose close has not yet given the inode
+	 * its data: while any is, operations end without a timed commit
+	 * (e3_op_end), so that a replay never shows one of their names
+	 * with less than all of its data */
+	unsigned unfinished;
 	struct e3_ea_share *ea[E3_EA_SHARE_BUCKETS]; /* [fs_lock] */
 	size_t write_buffer;		/* bytes per file write-behind buffer,
 					   E3_WRITE_BUFFER or 1 MiB; fixed */

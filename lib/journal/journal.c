@@ -353,6 +353,37 @@ errcode_t e3_journal_op_end(struct e3_journal *j)
 	return 0;
 }
 
+errcode_t e3_journal_op_end_held(struct e3_journal *j)
+{
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	if (j->bypass)
+		return e3_journal_commit(j, 0);
+	assert_journal_state(j);
+	/* the limit the worst case is computed from (worst_txn): never past */
+	if (j->run.n + j->revoked.n >= j->txn_max)
+		return e3_journal_commit(j, 0);
+	return 0;
+}
+
+uint64_t e3_journal_txn_limit(const struct e3_journal *j)
+{
+	return j->bypass ? 0 : j->txn_max;
+}
+
+int e3_journal_commit_wanted(const struct e3_journal *j, int by_time,
+			     uint64_t pending)
+{
+	if (j->state == JS_ABORTED || j->bypass)
+		return 0;
+	/* three quarters of the limit: what is still to come, and what the
+	 * caller does while finishing, fit before the limit forces a commit */
+	if (j->run.n + j->revoked.n + pending >= j->txn_max - j->txn_max / 4)
+		return 1;
+	return by_time && j->run.n + j->revoked.n &&
+	       jnl_now_ns() - j->last_commit_ns >= j->interval_ns;
+}
+
 errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks)
 {
 	uint64_t cap = j->log.maxlen - j->log.first;
@@ -410,9 +441,21 @@ errcode_t e3_journal_fault_write(struct e3_journal *j)
  * both cases. */
 errcode_t e3_journal_stop(struct e3_journal *j)
 {
+	return e3_journal_stop_report(j, NULL);
+}
+
+errcode_t e3_journal_stop_report(struct e3_journal *j,
+				 struct e3_journal_stop_report *r)
+{
+	struct e3_journal_stop_report dummy;
 	ext2_filsys fs = j->fs;
 	errcode_t err;
 
+	if (!r)
+		r = &dummy;
+	r->stage = E3_JSTOP_ABORTED;
+	r->live = j->live;
+	r->commits = j->commits;
 	if (j->state == JS_ABORTED) {
 		err = j->abort_err ? j->abort_err : E3_JOURNAL_ABORTED;
 		e3_journal_abort(j);
@@ -420,21 +463,33 @@ errcode_t e3_journal_stop(struct e3_journal *j)
 	}
 	if (j->bypass) {	/* e3_image_close's ext2fs_close2 flushes */
 		e3_journal_abort(j);
+		r->stage = E3_JSTOP_DONE;
 		return 0;
 	}
+	/* the flush only captures into the running transaction: a failure
+	 * there is the final commit's too */
+	r->stage = E3_JSTOP_COMMIT;
 	err = ext2fs_flush2(fs, 0);
 	if (!err)
 		err = jc_commit(j);
-	if (!err)
+	r->live = j->live;
+	r->commits = j->commits;
+	if (!err) {
+		r->stage = E3_JSTOP_CHECKPOINT;
 		err = jc_checkpoint(j);
-	if (!err)
+	}
+	if (!err) {
+		r->stage = E3_JSTOP_FINISH;
+		r->live = j->live;
 		err = jc_scrub_log(j);
+	}
 	if (!err)
 		err = jc_set_home_recover(j, 0);
 	if (err) {
 		e3_journal_abort(j);
 		return err;
 	}
+	r->stage = E3_JSTOP_DONE;
 	assert_journal_state(j);
 	/* in memory too, without dirtying: the home superblock is final */
 	ext2fs_clear_feature_journal_needs_recovery(fs->super);

@@ -39,6 +39,21 @@ errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
  * JNL_TXN_MEM of blocks) or the commit interval has passed. Caller holds
  * fs_lock. */
 errcode_t e3_journal_op_end(struct e3_journal *j);
+/* e3_journal_op_end while the layer above has work in flight whose
+ * metadata must not commit half done (files created, their data not yet
+ * written): commits only when the running transaction has reached the
+ * limit the journal's worst case allows, never on time. Caller holds
+ * fs_lock. */
+errcode_t e3_journal_op_end_held(struct e3_journal *j);
+/* 1 when the running transaction and pending blocks still to come are
+ * near that limit (three quarters of it) or, with by_time, when it holds
+ * something and the commit interval has passed: a loader holding work in
+ * flight should finish it and commit. Caller holds fs_lock. */
+int e3_journal_commit_wanted(const struct e3_journal *j, int by_time,
+			     uint64_t pending);
+/* The running transaction's size limit in blocks (0: no limit applies,
+ * bypass mode). Caller holds fs_lock. */
+uint64_t e3_journal_txn_limit(const struct e3_journal *j);
 /* Writes libext2fs' dirty state (bitmaps, group descriptors, superblock)
  * into the running transaction and commits it; checkpoints too if asked.
  * Ordered mode: file data written with pwrite() to the image before this call is
@@ -62,6 +77,25 @@ int e3_journal_holds(const struct e3_journal *j, blk64_t blk);
 /* Final commit and checkpoint, needs_recovery cleared, I/O unwrapped,
  * freed (even on error). Caller holds fs_lock. */
 errcode_t e3_journal_stop(struct e3_journal *j);
+/* Where a stop that failed was, so the caller can say what state the
+ * image is in: the journal had failed before (ABORTED: the image is as
+ * of the last commit), the final commit failed (what was committed
+ * before it is in the log, live transactions, and is replayed), writing
+ * the committed blocks home failed (everything is committed: replay
+ * gives it all), or clearing the log after that (nothing is lost). */
+enum e3_jstop_stage {
+	E3_JSTOP_DONE = 0, E3_JSTOP_ABORTED, E3_JSTOP_COMMIT,
+	E3_JSTOP_CHECKPOINT, E3_JSTOP_FINISH,
+};
+struct e3_journal_stop_report {
+	enum e3_jstop_stage stage;
+	unsigned live;			/* committed transactions the log
+					   holds for a replay */
+	uint64_t commits;		/* commits this session made */
+};
+/* e3_journal_stop, saying in *r where it got to. */
+errcode_t e3_journal_stop_report(struct e3_journal *j,
+				 struct e3_journal_stop_report *r);
 /* An operation failed half way and its undo failed too: the running
  * transaction must never commit. Drops it (and refuses every later write,
  * like a failed disk write: ABORTED); stop then returns err and the image

@@ -306,6 +306,7 @@ static errcode_t commit_locked(struct e3_journal *j)
 	retire_txn(j);
 	j->tid++;
 	j->commits++;
+	j->live++;
 	j->last_commit_ns = jnl_now_ns();
 	if (j->p.committed)
 		j->p.committed(j->p.arg);
@@ -395,6 +396,7 @@ errcode_t jc_checkpoint(struct e3_journal *j)
 	jset_clear(&j->homed);
 	j->tail = 0;
 	j->used = 0;
+	j->live = 0;
 	return 0;
 }
 

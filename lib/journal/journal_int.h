@@ -79,6 +79,7 @@ struct e3_journal {
 					   nothing (commit-time state dump) */
 
 	uint64_t commits;		/* commits since start */
+	uint32_t live;			/* committed txns in [tail, head) */
 	uint64_t last_commit_ns;	/* CLOCK_MONOTONIC_COARSE of the last one */
 	uint64_t interval_ns;
 	uint32_t txn_max;		/* commit when run.n reaches this */
