@@ -589,7 +589,7 @@ hdr() {	# hdr IMAGE FIELD: one dumpe2fs -h value
 	assert_output_has "character special"
 	assert_fsck_clean "$T/c.img"
 	run e3cp "$T/c.img"
-	assert_status 2
+	assert_status 16
 	assert_output_has "need at least one SRC and an IMAGE"
 }
 

@@ -190,7 +190,7 @@ plant() {
 	debugfs -w -R "sif /victim block[1] $bbm" "$T/ovbm.img" >/dev/null 2>&1
 	cp "$T/ovbm.img" "$T/keep.img"
 	must_pass refused_overwrite "$T/ovbm.img" "$bbm"
-	plant corrupt_cp.bats refused_damaged 's/assert_status 2/assert_status 99/'
+	plant corrupt_cp.bats refused_damaged 's/assert_status 8/assert_status 99/'
 	cp "$T/keep.img" "$T/ovbm.img"
 	must_fail refused_overwrite "$T/ovbm.img" "$bbm"
 	plant corrupt_cp.bats refused_damaged 's/!= "$sum"/= "$sum"/'
