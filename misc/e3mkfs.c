@@ -752,18 +752,21 @@ static void on_copy_event(void *ctx, enum e3_copyin_event ev, const char *path,
 	}
 }
 
-/* The closing line: what was copied, and what is left for whom. */
-static void print_summary(const struct mkfs_opts *o, e3_image_t *img,
-			  const struct e3_copyin_stats *st)
+/* The closing line: what was copied, and what is left for whom. Made
+ * while the image is open, printed once its close has succeeded. */
+static void format_summary(const struct mkfs_opts *o, e3_image_t *img,
+			   const struct e3_copyin_stats *st, char *buf,
+			   size_t size)
 {
 	ext2_filsys fs = e3_image_fs(img);
 	uint64_t free_b = ext2fs_free_blocks_count(fs->super);
 	uint64_t resv = ext2fs_r_blocks_count(fs->super);
 
-	printf("%s: %" PRIu64 " entries, %" PRIu64 " bytes copied in; free: %"
-	       PRIu64 " blocks (%" PRIu64 " for non-root users) and %" PRIu32
-	       " inodes\n", o->image, st->files, st->bytes, free_b,
-	       free_b > resv ? free_b - resv : 0, fs->super->s_free_inodes_count);
+	snprintf(buf, size, "%s: %" PRIu64 " entries, %" PRIu64 " bytes copied "
+		 "in; free: %" PRIu64 " blocks (%" PRIu64 " for non-root users) "
+		 "and %" PRIu32 " inodes\n", tool_quote(o->image), st->files,
+		 st->bytes, free_b, free_b > resv ? free_b - resv : 0,
+		 fs->super->s_free_inodes_count);
 }
 
 /* -d (and -D): the new image filled through the copy-in engine. */
@@ -774,6 +777,7 @@ static int fill(struct mkfs_opts *o)
 	struct e3_copyin_stats st = { 0 };
 	uint64_t more = 0, free_now = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char summary[512] = "";
 	e3_image_t *img;
 	errcode_t err, err2;
 
@@ -782,8 +786,11 @@ static int fill(struct mkfs_opts *o)
 	co->event = on_copy_event;
 	co->event_ctx = o;
 	/* layers: a later -d replaces what an earlier one put at the same
-	 * path, as e3cp --overwrite replaces (directories merge) */
-	co->overwrite = 1;
+	 * path, as e3cp --overwrite replaces (directories merge). One
+	 * source on a new image replaces nothing, and without overwrite an
+	 * archive that does not fit is refused before it is begun (the
+	 * measure cannot credit what an archive would replace) */
+	co->overwrite = o->nsrcs > 1 || co->overwrite;
 	co->threads = o->jobs ? o->jobs : ncpu > 0 ? (unsigned)ncpu : 1;
 	/* the tree is measured (again, after auto sizing) before anything
 	 * is written: a SIZE too small is refused up front rather than
@@ -829,16 +836,19 @@ static int fill(struct mkfs_opts *o)
 		e3_image_abort(img);
 		return E3_EXIT_ERROR;
 	}
-	if (!err && !o->quiet)
-		print_summary(o, img, &st);
+	if (!err)
+		format_summary(o, img, &st, summary, sizeof(summary));
 	err2 = e3_image_close(img);
 	if (err || err2) {
 		if (err && o->fatal_path)
-			tool_error(o->image, err, "copying in %s", o->fatal_path);
+			tool_error(o->image, err, "copying in %s",
+				   tool_quote(o->fatal_path));
 		else
 			tool_error(o->image, err ? err : err2, "copying in");
 		return E3_EXIT_ERROR;
 	}
+	if (!o->quiet)
+		fputs(summary, stdout);
 	return st.skipped || st.errors ? E3_EXIT_PARTIAL : E3_EXIT_OK;
 }
 
