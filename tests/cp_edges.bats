@@ -409,6 +409,27 @@ check_labels() {
 	done < <(python3 "$E3_TOP/tests/selabel.py" "$3" "$4" <<<"$list")
 }
 
+@test "edges: --file-contexts labels each source where it went (SRC=/dest, a file copied to a name)" {
+	require_cmd getfattr
+	selinux_tree "$T/s" "$T/fc" || false
+	mke2fs -q -F -t ext3 "$T/i.img" 16M || false
+	debugfs -w -R "mkdir /etc" "$T/i.img" >/dev/null 2>&1 || false
+	# two sources, each with its own destination
+	run "$E3CP" --file-contexts "$T/fc" "$T/s/bin=/bin" "$T/s/d=/d" "$T/i.img"
+	assert_status 0
+	[ "$(label_of "$T/i.img" /bin)" = system_u:object_r:bin_t:s0 ] || false
+	[ "$(label_of "$T/i.img" /bin/ls)" = system_u:object_r:ls_exec_t:s0 ] || false
+	[ "$(label_of "$T/i.img" /d)" = system_u:object_r:d_t:s0 ] || false
+	[ "$(label_of "$T/i.img" /d/p)" = system_u:object_r:fifo_t:s0 ] || false
+	# one file to a new name: that file is labelled as its own path, the
+	# directory it lands in (and what else is there) is left alone
+	run "$E3CP" --file-contexts "$T/fc" "$T/s/f" "$T/i.img:/etc/motd"
+	assert_status 0
+	[ "$(label_of "$T/i.img" /etc/motd)" = system_u:object_r:default_t:s0 ] || false
+	[ "$(label_of "$T/i.img" /etc)" = - ] || false
+	assert_fsck_clean "$T/i.img"
+}
+
 @test "edges: --file-contexts labels every entry as selabel_lookup says, over copied labels" {
 	require_cmd getfattr setfattr
 	selinux_tree "$T/s" "$T/fc" || false

@@ -842,6 +842,25 @@ static errcode_t finish(struct cp_ctx *c)
 	return err;
 }
 
+/* --file-contexts: each source's destination (for a file copied to a
+ * name, that name), and for a device table the common destination. */
+static errcode_t label_dests(struct cp_ctx *c, size_t nsrcs)
+{
+	const char **roots = calloc(nsrcs + 1, sizeof(*roots));
+	size_t n = 0;
+	errcode_t err;
+
+	if (!roots)
+		return ENOMEM;
+	for (size_t i = 0; i < nsrcs; i++)
+		roots[n++] = source_dest(c->o, i) ? source_dest(c->o, i) : "/";
+	if (c->o->devtab || !nsrcs)
+		roots[n++] = c->o->dest ? c->o->dest : "/";
+	err = cp_label_tree(c, roots, n);
+	free(roots);
+	return err;
+}
+
 errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 			size_t nsrcs, const struct e3_copyin_opts *o,
 			struct e3_copyin_stats *st, uint64_t *need_more,
@@ -878,7 +897,12 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 		if (err)
 			goto out;
 	}
-	err = dest_names_file(&c, srcs, nsrcs, source_dest(o, 0), &dest_dir);
+	/* a device table alone: its paths are under the common destination */
+	if (!nsrcs)
+		err = resolve_dest(&c, o->dest);
+	if (!err)
+		err = dest_names_file(&c, srcs, nsrcs, source_dest(o, 0),
+				      &dest_dir);
 	for (size_t i = 0; !err && i < nsrcs; i++) {
 		/* the cached parent is a path under the previous destination */
 		free(c.cache_path);
@@ -900,10 +924,18 @@ errcode_t e3_copyin_run(e3_image_t *img, const char *const *srcs,
 	err2 = e3_workq_wait(c.wq);
 	if (!err)
 		err = err2;
+	if (!err && o->devtab && nsrcs) {
+		/* the table's paths are under the common destination, not
+		 * the last source's own */
+		free(c.cache_path);
+		c.cache_path = NULL;
+		err = resolve_dest(&c, dest_dir && !(o->dests && o->dests[0]) ?
+				       dest_dir : o->dest);
+	}
 	if (!err && o->devtab)
 		err = cp_devtab_apply(&c, &devtab);
 	if (!err && c.label)
-		err = cp_label_tree(&c);
+		err = label_dests(&c, nsrcs);
 	if (!err)
 		err = finish(&c);
 	if (o->event)

@@ -205,11 +205,13 @@ int cp_acl_xattr_name(const char *name);
 void cp_acl_map_ids(const struct e3_copyin_opts *o, unsigned char *value,
 		    size_t size);
 /* copyin_label.c: --file-contexts. open reads the file (an errno or
- * E3_FILE_CONTEXTS_BAD); cp_label_tree labels the destination and all
- * under it, when everything is copied (scanner only). */
+ * E3_FILE_CONTEXTS_BAD); cp_label_tree labels each of the n
+ * destination paths (once each) and all under them, when everything is
+ * copied (scanner only). */
 errcode_t cp_label_open(const char *file, struct selabel_handle **ret);
 void cp_label_close(struct selabel_handle *h);
-errcode_t cp_label_tree(struct cp_ctx *c);
+errcode_t cp_label_tree(struct cp_ctx *c, const char *const *roots,
+			size_t n);
 /* copyin_zero.c: all-zero blocks of file data left as holes. A writer
  * for one file, fed chunks at increasing offsets; keep: everything
  * written as it comes (--keep-zeros). */

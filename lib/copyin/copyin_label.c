@@ -1,8 +1,9 @@
 /*
  * copyin_label.c: SELinux labels from a file_contexts file
  * (--file-contexts, as e2fsdroid -S and setfiles -r give them): once
- * everything is copied, every entry under the destination (the
- * destination itself included) gets security.selinux from
+ * everything is copied, every entry under each source's destination (the
+ * destination itself included; for a file copied to a name, that file)
+ * gets security.selinux from
  * selabel_lookup of its path in the image, prefixed with --selinux-root
  * for an image that is mounted elsewhere than at /, and its mode. The
  * label replaces one copied from the source; a path the file does not
@@ -23,10 +24,23 @@
 #include "fs/image.h"
 #include "copyin.h"
 
+/* libselinux logs bad lines and contexts to stderr by default; the
+ * library never prints (the tool reports the errcode_t it gets). */
+static int quiet_log(int type, const char *fmt, ...)
+{
+	(void)type;
+	(void)fmt;
+	return 0;
+}
+
 errcode_t cp_label_open(const char *file, struct selabel_handle **ret)
 {
 	struct selinux_opt opt = { SELABEL_OPT_PATH, file };
+	union selinux_callback cb = { .func_log = quiet_log };
 
+	/* process-wide in libselinux: set, never restored, so two images
+	 * labelled at once see the same (silent) logger */
+	selinux_set_callback(SELINUX_CB_LOG, cb);
 	*ret = selabel_open(SELABEL_CTX_FILE, &opt, 1);
 	if (*ret)
 		return 0;
@@ -146,22 +160,47 @@ static errcode_t label_dir(struct cp_ctx *c, ext2_ino_t dir, const char *path,
 	return err;
 }
 
-errcode_t cp_label_tree(struct cp_ctx *c)
+/* One destination: the entry at dest_path (a directory, or the file one
+ * SRC was copied to by name) and, for a directory, all under it. */
+static errcode_t label_root(struct cp_ctx *c, const char *dest_path)
 {
-	char *dest = strdup(c->o->dest ? c->o->dest : "/"), *path = NULL;
+	char *dest = strdup(dest_path ? dest_path : "/"), *path = NULL;
+	ext2_ino_t ino;
+	uint16_t mode;
 	errcode_t err;
 
 	if (!dest)
 		return ENOMEM;
 	err = cp_path_clean(dest);	/* "a/b", or "" for the root */
-	if (!err && asprintf(&path, "%s%s", dest[0] ? "/" : "", dest) < 0)
+	if (!err && asprintf(&path, "%s%s", dest[0] ? "/" : "", dest) < 0) {
+		path = NULL;
 		err = ENOMEM;
+	}
 	if (!err)
-		err = label_one(c, c->dest, path[0] ? path : "/",
-				LINUX_S_IFDIR);
+		err = e3_namei(c->img, path[0] ? path : "/", &ino);
 	if (!err)
-		err = label_dir(c, c->dest, path, 0);
+		err = cp_ino_mode(c, ino, &mode);
+	if (!err)
+		err = label_one(c, ino, path[0] ? path : "/", mode);
+	if (!err && LINUX_S_ISDIR(mode))
+		err = label_dir(c, ino, path, 0);
 	free(path);
 	free(dest);
+	return err;
+}
+
+errcode_t cp_label_tree(struct cp_ctx *c, const char *const *roots,
+			size_t n)
+{
+	errcode_t err = 0;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		size_t j;
+
+		for (j = 0; j < i && strcmp(roots[j], roots[i]); j++)
+			;
+		if (j == i)	/* each destination once */
+			err = label_root(c, roots[i]);
+	}
 	return err;
 }
