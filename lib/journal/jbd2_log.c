@@ -324,6 +324,7 @@ errcode_t jbd2_log_open_dev(ext2_filsys fs, io_channel jio, int mode,
 	for (i = 0; i < nblocks; i++)
 		log->map[i] = i;
 	log->map[0] = jsb_blk;
+	log->nmap = (uint32_t)nblocks;	/* no sorted[]: not the fs's blocks */
 	log->jsb = (struct jbd2_superblock *)log->sbuf;
 	err = io_channel_read_blk64(jio, jsb_blk, 1, log->sbuf);
 	if (!err)

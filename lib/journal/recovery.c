@@ -619,6 +619,10 @@ static errcode_t replay_log(ext2_filsys fs, struct jbd2_log *log,
 	log->jsb->s_start = jbd2_be32(0);
 	log->jsb->s_sequence = jbd2_be32(next_seq);
 	err = jbd2_log_write_super(log);
+	/* an external log's superblock is on its own device: durable there
+	 * before the fs stops saying it needs recovery */
+	if (!err && log->io != fs->io)
+		err = io_channel_flush(log->io);
 	if (!err)
 		err = finish_super(fs, rerr != 0 || r.soft_err != 0, fs_error);
 	if (!err)
@@ -680,6 +684,8 @@ errcode_t e3_journal_view(ext2_filsys fs, struct e3_jview *v)
 	free(r.blk);
 	free(r.data);
 	jbd2_log_close(&log);
+	if (err)	/* nothing half-filled for the caller to free */
+		e3_journal_view_free(v);
 	return err;
 }
 
