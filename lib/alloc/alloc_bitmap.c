@@ -78,9 +78,11 @@ static errcode_t mark_bad_blocks(struct e3_alloc *a)
 	blk_t b;
 	errcode_t err;
 
+	/* an unreadable list (damaged inode 1) is the checker's to mend:
+	 * a writer that cannot know which blocks are bad must not write */
 	err = ext2fs_read_bb_inode(a->fs, &bb);
 	if (err)
-		return err;
+		return err == ENOMEM ? err : E3_BADBLOCKS_UNREADABLE;
 	if (ext2fs_badblocks_list_iterate_begin(bb, &it) == 0) {
 		while (ext2fs_badblocks_list_iterate(it, &b))
 			if (b >= a->first && b < a->nblocks)
