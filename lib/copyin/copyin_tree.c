@@ -547,7 +547,8 @@ errcode_t cp_drain(struct cp_ctx *c)
  * size there, which the workers' indirect blocks make grow whenever they
  * get to them: ordered mode counts what the files it made take (their
  * creation and close), the same at any -j, and finishes them at half
- * the limit. */
+ * the limit. Directories, links and special files count too (they are
+ * whole when made, but their blocks fill the same transaction). */
 static errcode_t commit_point(struct cp_ctx *c, uint64_t close_blocks)
 {
 	uint64_t inflight, limit;
@@ -800,8 +801,10 @@ static errcode_t copy_other(struct walk *w, int dirfd, const char *name,
 	}
 	if (!err && (err = cp_set_xattrs(c, *ino, &w->x, path)))
 		return cp_unmake(c, parent, iname, err);
-	if (!err)
+	if (!err) {
 		cp_count_file(c, 0, path);
+		err = commit_point(c, 1);	/* + a block or xattr block */
+	}
 	return err;
 }
 
@@ -852,8 +855,10 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 		linked = cp_linkmap_get(c->links, st.st_dev, st.st_ino);
 		if (linked) {
 			err = e3_link(c->img, parent, iname, linked);
-			if (!err)
+			if (!err) {
 				cp_count_file(c, 0, path);
+				err = commit_point(c, 0);
+			}
 			goto out;
 		}
 	}
@@ -896,8 +901,11 @@ static errcode_t copy_entry(struct walk *w, int dirfd, const struct cp_dent *d,
 			err = cp_set_xattrs(c, ino, &w->x, path);
 		if (!err) {
 			cp_count_file(c, 0, path);
-			err = walk_dir(w, sub, ino, path, created);
+			/* its block, and the parent's link count */
+			err = commit_point(c, 2);
 		}
+		if (!err)
+			err = walk_dir(w, sub, ino, path, created);
 		dir_put(sub);
 		goto out;
 	case S_IFREG:
