@@ -126,3 +126,12 @@ int cpopts_show_progress(const struct e3_copyin_stats *st, double elapsed)
 		rate / 1048576.0, eta);
 	return 1;
 }
+
+void cpopts_report_skip(const char *path, errcode_t err)
+{
+	/* a directory made empty is not skipped: its error says it */
+	if (err == E3_DIR_UNREADABLE)
+		tool_error(path, err, NULL);
+	else
+		tool_error(path, err, "skipped");
+}

@@ -63,5 +63,7 @@ void cpopts_free(struct cpopts *c);
  * over elapsed seconds and an ETA. Returns 1: a line is showing, to be
  * ended with a newline before any other message. */
 int cpopts_show_progress(const struct e3_copyin_stats *st, double elapsed);
+/* The line for an entry left out (E3_CP_SKIP), the same in both tools. */
+void cpopts_report_skip(const char *path, errcode_t err);
 
 #endif

@@ -109,11 +109,7 @@ static void on_event(void *ctx, enum e3_copyin_event ev, const char *path,
 	case E3_CP_SKIP:
 		if (a->bar_shown)
 			fputc('\n', stderr), a->bar_shown = 0;
-		/* a directory made empty is not skipped: its error says it */
-		if (err == E3_DIR_UNREADABLE)
-			tool_error(path, err, NULL);
-		else
-			tool_error(path, err, "skipped");
+		cpopts_report_skip(path, err);
 		break;
 	case E3_CP_ERROR:
 		if (err == E3_NAME_EXISTS && ++a->exists_seen > EXISTS_SHOWN)

@@ -730,11 +730,7 @@ static void on_copy_event(void *ctx, enum e3_copyin_event ev, const char *path,
 		break;
 	case E3_CP_SKIP:
 		end_bar(o);
-		/* a directory made empty is not skipped: its error says it */
-		if (err == E3_DIR_UNREADABLE)
-			tool_error(path, err, NULL);
-		else
-			tool_error(path, err, "skipped");
+		cpopts_report_skip(path, err);
 		break;
 	case E3_CP_ERROR:
 		end_bar(o);

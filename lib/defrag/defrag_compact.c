@@ -81,18 +81,6 @@ errcode_t df_collect_contig(struct df_ctx *c, struct df_contig **out,
 	return 0;
 }
 
-static errcode_t commit(struct df_ctx *c)
-{
-	errcode_t err;
-
-	if (!c->img->journal)
-		return 0;
-	e3_fs_lock(c->img);
-	err = e3_journal_commit(c->img->journal, 0);
-	e3_fs_unlock(c->img);
-	return err;
-}
-
 /* One move of f into the extent at goal; 1 in *moved when it went. */
 static errcode_t slide(struct df_ctx *c, const struct df_contig *f, blk64_t goal,
 		       int *moved)
@@ -271,7 +259,7 @@ static errcode_t compact_round(struct df_ctx *c)
 	errcode_t err;
 
 	/* the holes the first pass left are free once it commits */
-	if ((err = commit(c)))
+	if ((err = df_commit(c)))
 		return err;
 	e3_fs_lock(c->img);
 	err = df_collect_contig(c, &v, &n);
@@ -291,7 +279,7 @@ static errcode_t compact_round(struct df_ctx *c)
 		df_progress(c, 0);
 	}
 	if (!err)
-		err = commit(c);	/* the emptied groups free for the retry */
+		err = df_commit(c);	/* the emptied groups free for the retry */
 	free(c->emptying);
 	c->emptying = NULL;
 	groups_free(&gs);

@@ -74,18 +74,6 @@ static void room_free(struct room *r)
 	free(r->held);
 }
 
-static errcode_t commit(struct df_ctx *c)
-{
-	errcode_t err;
-
-	if (!c->img->journal)
-		return 0;
-	e3_fs_lock(c->img);
-	err = e3_journal_commit(c->img->journal, 0);
-	e3_fs_unlock(c->img);
-	return err;
-}
-
 static int may_occupy(struct df_ctx *c, const struct df_map *m)
 {
 	return m->ndata + m->nmeta < c->fs->super->s_blocks_per_group;
@@ -371,7 +359,7 @@ errcode_t df_room_make(struct df_ctx *c, struct df_cand *cd, int *ready)
 
 	*ready = 0;
 	/* the blocks earlier moves freed are free once committed */
-	if ((err = commit(c)))
+	if ((err = df_commit(c)))
 		return err;
 	e3_fs_lock(c->img);
 	if (!c->soft)
@@ -394,7 +382,7 @@ errcode_t df_room_make(struct df_ctx *c, struct df_cand *cd, int *ready)
 		goto out;
 	/* free once the evictions commit, unless an occupant found no
 	 * place (group metadata in a big file's stretch is expected) */
-	if ((err = commit(c)))
+	if ((err = df_commit(c)))
 		goto out;
 	e3_fs_lock(c->img);
 	*ready = 1;

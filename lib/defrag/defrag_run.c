@@ -125,18 +125,25 @@ static void account(struct df_ctx *c, struct df_cand *cd,
 		st->noncontig_fixed++;
 }
 
-errcode_t df_maybe_commit(struct df_ctx *c)
+errcode_t df_commit(struct df_ctx *c)
 {
 	errcode_t err;
 
-	c->moves++;
-	if (c->o->dry_run || !c->img->journal || !c->o->commit_every ||
-	    c->moves % c->o->commit_every)
+	if (!c->img->journal)
 		return 0;
 	e3_fs_lock(c->img);
 	err = e3_journal_commit(c->img->journal, 0);
 	e3_fs_unlock(c->img);
 	return err;
+}
+
+errcode_t df_maybe_commit(struct df_ctx *c)
+{
+	c->moves++;
+	if (c->o->dry_run || !c->o->commit_every ||
+	    c->moves % c->o->commit_every)
+		return 0;
+	return df_commit(c);
 }
 
 /* The fragmented files in plan order; retry: only those left for want

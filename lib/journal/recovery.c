@@ -706,7 +706,10 @@ const char *e3_jblock_fate_name(enum e3_jblock_fate f)
 	}
 	return "?";
 }
-errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep)
+
+/* jio: an external journal's device, or NULL for the fs's own journal */
+static errcode_t replay_from(ext2_filsys fs, io_channel jio,
+			     struct e3_replay_report *rep)
 {
 	struct e3_replay_report dummy;
 	struct jbd2_log log;
@@ -717,29 +720,23 @@ errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep)
 	memset(rep, 0, sizeof(*rep));
 	if (!(fs->flags & EXT2_FLAG_RW))
 		return EXT2_ET_RO_FILSYS;
-	err = jbd2_log_open(fs, fs->io, JBD2_LOG_READ, &log);
+	err = jio ? jbd2_log_open_dev(fs, jio, JBD2_LOG_READ, &log) :
+		    jbd2_log_open(fs, fs->io, JBD2_LOG_READ, &log);
 	if (err)
 		return err;
-	return replay_log(fs, &log, rep);
+	err = replay_log(fs, &log, rep);
+	if (!err && jio)
+		err = io_channel_flush(jio);
+	return err;
+}
+
+errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep)
+{
+	return replay_from(fs, NULL, rep);
 }
 
 errcode_t e3_journal_replay_dev(ext2_filsys fs, io_channel jio,
 				struct e3_replay_report *rep)
 {
-	struct e3_replay_report dummy;
-	struct jbd2_log log;
-	errcode_t err;
-
-	if (!rep)
-		rep = &dummy;
-	memset(rep, 0, sizeof(*rep));
-	if (!(fs->flags & EXT2_FLAG_RW))
-		return EXT2_ET_RO_FILSYS;
-	err = jbd2_log_open_dev(fs, jio, JBD2_LOG_READ, &log);
-	if (err)
-		return err;
-	err = replay_log(fs, &log, rep);
-	if (!err)
-		err = io_channel_flush(jio);
-	return err;
+	return replay_from(fs, jio, rep);
 }
