@@ -566,6 +566,27 @@ static errcode_t finish_super(ext2_filsys fs, int failed, int fs_error)
 	return err;
 }
 
+/* A walk over log: what every pass starts from (blk and data may come
+ * back NULL: the caller says ENOMEM) and what it leaves to free. */
+static void recovery_init(struct recovery *r, ext2_filsys fs,
+			  struct jbd2_log *log)
+{
+	memset(r, 0, sizeof(*r));
+	r->log = log;
+	r->fs = fs;
+	RB_INIT(&r->revokes);
+	r->tag_bytes = jbd2_tag_bytes(log->incompat);
+	r->blk = malloc(log->bs);
+	r->data = malloc(log->bs);
+}
+
+static void recovery_free(struct recovery *r)
+{
+	free_revokes(r);
+	free(r->blk);
+	free(r->data);
+}
+
 /* The three passes over an open log (internal or external), then the
  * empty log and the superblock written. */
 static errcode_t replay_log(ext2_filsys fs, struct jbd2_log *log,
@@ -576,14 +597,8 @@ static errcode_t replay_log(ext2_filsys fs, struct jbd2_log *log,
 	uint32_t next_seq;
 	int fs_error = 0;
 
-	memset(&r, 0, sizeof(r));
-	r.log = log;
-	r.fs = fs;
+	recovery_init(&r, fs, log);
 	r.rep = rep;
-	RB_INIT(&r.revokes);
-	r.tag_bytes = jbd2_tag_bytes(log->incompat);
-	r.blk = malloc(log->bs);
-	r.data = malloc(log->bs);
 	if (!r.blk || !r.data) {
 		err = ENOMEM;
 		goto out;
@@ -628,9 +643,7 @@ static errcode_t replay_log(ext2_filsys fs, struct jbd2_log *log,
 	if (!err)
 		err = io_channel_flush(fs->io);
 out:
-	free_revokes(&r);
-	free(r.blk);
-	free(r.data);
+	recovery_free(&r);
 	jbd2_log_close(log);
 	if (!err)
 		err = rerr ? rerr : r.soft_err;
@@ -649,14 +662,8 @@ errcode_t e3_journal_view(ext2_filsys fs, struct e3_jview *v)
 	err = jbd2_log_open(fs, fs->io, JBD2_LOG_READ, &log);
 	if (err)
 		return err;
-	memset(&r, 0, sizeof(r));
-	r.log = &log;
-	r.fs = fs;
+	recovery_init(&r, fs, &log);
 	r.view = v;
-	RB_INIT(&r.revokes);
-	r.tag_bytes = jbd2_tag_bytes(log.incompat);
-	r.blk = malloc(log.bs);
-	r.data = malloc(log.bs);
 	v->sequence = jbd2_get32(log.jsb->s_sequence);
 	v->start = jbd2_get32(log.jsb->s_start);
 	if (!r.blk || !r.data) {
@@ -680,9 +687,7 @@ errcode_t e3_journal_view(ext2_filsys fs, struct e3_jview *v)
 			if (v->blocks[i].fate == E3_JB_BAD)
 				v->problem = E3_JOURNAL_CORRUPT;
 	}
-	free_revokes(&r);
-	free(r.blk);
-	free(r.data);
+	recovery_free(&r);
 	jbd2_log_close(&log);
 	if (err)	/* nothing half-filled for the caller to free */
 		e3_journal_view_free(v);
