@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/fsck.sh: e3fsck -n against e2fsck -fn on the same images, side by
-# side in one run: wall time (median of N runs) and peak RSS (the largest
-# of the runs, from /usr/bin/time -v), and the ratio.
+# side in one run, interleaved round by round: wall time and CPU time
+# (medians), peak RSS (the largest of the runs, from /usr/bin/time -v), and
+# the median of the per-round time ratios with their range.
 # Images: the three copy-in corpora (real: ~1 GiB of /usr/lib and
 # /usr/share/doc; small: 50,000 files of 1-16 KiB in 300 directories; big:
 # 32 files of 32 MiB) and one with 200,000 inodes in use, each written by
@@ -97,40 +98,59 @@ make_image() {	# name tree: an ext3 image 1.5x the tree's size
 	echo "$img"
 }
 
-# measure cmd...: prints "seconds maxrss_kb" of one run. Peak RSS comes
-# from /usr/bin/time -v; the wall time is taken around it in nanoseconds,
-# since time -v's own clock ticks in 10 ms and these runs are short.
+# measure cmd...: prints "seconds maxrss_kb cpu_seconds" of one run. Peak
+# RSS and CPU (user+sys) come from /usr/bin/time -v; the wall time is taken
+# around it in nanoseconds, since time -v's own clock ticks in 10 ms and
+# these runs are short.
 measure() {
 	local t0 t1
 	t0=$(date +%s%N)
 	/usr/bin/time -v -o "$dir/time.out" "$@" >/dev/null 2>&1 || true
 	t1=$(date +%s%N)
 	awk -v ns=$((t1 - t0)) -F': ' '/Maximum resident set size/ { m = $2 }
-		END { printf "%.4f %d\n", ns / 1e9, m }' "$dir/time.out"
+		/User time/ { u = $2 } /System time/ { s = $2 }
+		END { printf "%.4f %d %.2f\n", ns / 1e9, m, u + s }' "$dir/time.out"
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+minmax() { sort -n | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f-%.2f", lo, hi}'; }
 
-printf '%-8s %10s %12s | %10s %12s | %7s %7s %s\n' image "e2fsck s" "e2fsck KB" \
-	"e3fsck s" "e3fsck KB" speedup "mem" "summary equal"
+# Each round runs both tools, the first alternating between rounds so that
+# neither always gets the warmer cache or the quieter moment; the speedup
+# is the median of the per-round ratios, with their range beside it.
+printf '%-6s %8s %7s %8s | %8s %7s %8s | %7s %11s %6s %s\n' image "e2 s" "e2 cpu" "e2 KB" \
+	"e3 s" "e3 cpu" "e3 KB" speedup "min-max" "mem" "summary equal"
 for name in real small big many; do
 	tree=$(make_corpus "$name")
 	img=$(make_image "$name" "$tree")
-	e2t=() e3t=() e2m=0 e3m=0
-	for _ in $(seq 1 "$runs"); do
-		read -r t m < <(measure e2fsck -fn "$img")
-		e2t+=("$t"); [ "$m" -gt "$e2m" ] && e2m=$m
-		read -r t m < <(measure "$e3fsck" -n "$img")
-		e3t+=("$t"); [ "$m" -gt "$e3m" ] && e3m=$m
+	e2t=() e3t=() e2c=() e3c=() ratio=() e2m=0 e3m=0
+	for r in $(seq 1 "$runs"); do
+		order="e2 e3"; [ $((r % 2)) -eq 0 ] && order="e3 e2"
+		for who in $order; do
+			if [ "$who" = e2 ]; then
+				read -r t2 m c < <(measure e2fsck -fn "$img")
+				e2t+=("$t2") e2c+=("$c"); [ "$m" -gt "$e2m" ] && e2m=$m
+			else
+				read -r t3 m c < <(measure "$e3fsck" -n "$img")
+				e3t+=("$t3") e3c+=("$c"); [ "$m" -gt "$e3m" ] && e3m=$m
+			fi
+		done
+		ratio+=("$(awk -v a="$t2" -v b="$t3" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')")
 	done
 	a=$(printf '%s\n' "${e2t[@]}" | median)
 	b=$(printf '%s\n' "${e3t[@]}" | median)
+	ac=$(printf '%s\n' "${e2c[@]}" | median)
+	bc=$(printf '%s\n' "${e3c[@]}" | median)
+	sp=$(printf '%s\n' "${ratio[@]}" | median)
+	rg=$(printf '%s\n' "${ratio[@]}" | minmax)
 	s1=$(e2fsck -fn "$img" 2>/dev/null | tail -1 | sed 's/^[^:]*: //')
 	s2=$("$e3fsck" -n "$img" 2>/dev/null | tail -1 | sed 's/^[^:]*: //')
-	printf '%-8s %10s %12s | %10s %12s | %6.2fx %6.2fx %s\n' "$name" "$a" "$e2m" \
-		"$b" "$e3m" "$(awk -v a="$a" -v b="$b" 'BEGIN {print (b > 0 ? a / b : 0)}')" \
+	printf '%-6s %8s %7s %8s | %8s %7s %8s | %6.2fx %11s %5.2fx %s\n' "$name" "$a" "$ac" "$e2m" \
+		"$b" "$bc" "$e3m" "$sp" "$rg" \
 		"$(awk -v a="$e2m" -v b="$e3m" 'BEGIN {print (a > 0 ? b / a : 0)}')" \
 		"$([ "$s1" = "$s2" ] && echo yes || echo "NO ($s1 / $s2)")"
 done
-echo "(speedup = e2fsck time / e3fsck time; mem = e3fsck peak RSS / e2fsck's;"
-echo " median of $runs runs, warm page cache, $(nproc) cores, writer $writer)"
+echo "(speedup = median over rounds of e2fsck time / e3fsck time, min-max"
+echo " of those ratios; cpu = median user+sys seconds; mem = e3fsck peak RSS"
+echo " / e2fsck's; $runs interleaved rounds, warm page cache, $(nproc) cores,"
+echo " writer $writer, load $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
