@@ -781,6 +781,7 @@ static int fill(struct mkfs_opts *o)
 	co->clamp_time = -1;
 	co->event = on_copy_event;
 	co->event_ctx = o;
+	co->no_file_events = !o->cpo.verbose;	/* on_copy_event lists them */
 	/* layers: a later -d replaces what an earlier one put at the same
 	 * path, as e3cp --overwrite replaces (directories merge). One
 	 * source on a new image replaces nothing, and without overwrite an
