@@ -771,9 +771,9 @@ static void format_summary(const struct mkfs_opts *o, e3_image_t *img,
  * every tool refuses; a kill from here on leaves, after replay, a
  * consistent image with every file whole or absent, which
  * `e3cp --update` finishes (tests/cp_kill.bats). Filling without the
- * journal would save at most its capture, commits and checkpoints (6% of
- * the copy's CPU samples in bench/results/copyin-profile.md) and turn that into an image a
- * kill leaves half-written. */
+ * journal would save at most its capture, commits and checkpoints (6%
+ * of the copy's CPU samples, bench/results/copyin-profile.md) and turn
+ * that into an image a kill leaves half-written. */
 static int fill(struct mkfs_opts *o)
 {
 	struct e3_open_opts oo = { .flags = E3_OPEN_WRITE, .alloc = o->alloc };
