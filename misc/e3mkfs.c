@@ -768,7 +768,8 @@ static void format_summary(const struct mkfs_opts *o, e3_image_t *img,
 /* -d (and -D): the new image filled through the copy-in engine.
  * The fill is journaled like any e3cp run, on purpose: the format wrote
  * the primary superblock last, so a kill before here leaves an image
- * every tool refuses; a kill from here on leaves, after replay, a
+ * that e3cp, e3debugfs and e3defrag refuse (e3fsck -y restores it from
+ * the backups when they were written); a kill from here on leaves, after replay, a
  * consistent image with every file whole or absent, which
  * `e3cp --update` finishes (tests/cp_kill.bats). Filling without the
  * journal would save at most its capture, commits and checkpoints (6%
