@@ -272,6 +272,9 @@ struct e3_copyin_opts {
 	void (*event)(void *ctx, enum e3_copyin_event ev, const char *path,
 		      errcode_t err, const struct e3_copyin_stats *st);
 	void *event_ctx;
+	int no_file_events;		/* no E3_CP_FILE events: a caller
+					   that lists nothing (no -v) saves
+					   making each entry's path */
 };
 
 /* What a set of sources needs, for auto-sizing and the early "image full"

@@ -290,6 +290,7 @@ static int parse_args(struct cp_args *a, int argc, char **argv)
 	a->o.check_space = 1;
 	a->o.event = on_event;
 	a->o.event_ctx = a;
+	a->o.no_file_events = !a->cpo.verbose;	/* on_event lists them */
 	a->open.flags |= E3_OPEN_WRITE;
 	if (setup_time(a))
 		return -1;

@@ -765,7 +765,16 @@ static void format_summary(const struct mkfs_opts *o, e3_image_t *img,
 		 fs->super->s_free_inodes_count);
 }
 
-/* -d (and -D): the new image filled through the copy-in engine. */
+/* -d (and -D): the new image filled through the copy-in engine.
+ * The fill is journaled like any e3cp run, on purpose: the format wrote
+ * the primary superblock last, so a kill before here leaves an image
+ * that e3cp, e3debugfs and e3defrag refuse (e3fsck -y restores it from
+ * the backups when they were written); a kill from here on leaves, after replay, a
+ * consistent image with every file whole or absent, which
+ * `e3cp --update` finishes (tests/cp_kill.bats). Filling without the
+ * journal would save at most its capture, commits and checkpoints (6%
+ * of the copy's CPU samples, bench/results/copyin-profile.md) and turn
+ * that into an image a kill leaves half-written. */
 static int fill(struct mkfs_opts *o)
 {
 	struct e3_open_opts oo = { .flags = E3_OPEN_WRITE, .alloc = o->alloc };
@@ -781,6 +790,7 @@ static int fill(struct mkfs_opts *o)
 	co->clamp_time = -1;
 	co->event = on_copy_event;
 	co->event_ctx = o;
+	co->no_file_events = !o->cpo.verbose;	/* on_copy_event lists them */
 	/* layers: a later -d replaces what an earlier one put at the same
 	 * path, as e3cp --overwrite replaces (directories merge). One
 	 * source on a new image replaces nothing, and without overwrite an

@@ -91,6 +91,50 @@ finish() {
 	done
 }
 
+# e3mkfs -d keeps the journal through the fill (see fill() in
+# misc/e3mkfs.c and e3mkfs(8), "A kill during -d"): a kill after the format
+# leaves a consistent image holding a prefix of the tree, as e3cp's does.
+@test "e3mkfs -d killed right after a commit: every file whole or absent; e3cp --update finishes" {
+	local n got seen=0
+	for n in 1 3; do
+		rm -f "$T/m$n.img"
+		E3_FAULT=stop-after-commit:$n run e3mkfs -q -J size=1 -d "$T/src" "$T/m$n.img" 96M
+		assert_status 137
+		got=$(whole_or_absent "$T/m$n.img") || return 1
+		[ "$got" -lt 600 ] || { echo "m$n: all $got files there" >&2; return 1; }
+		[ "$got" -gt "$seen" ] || { echo "commit $n kept $got files, fewer than commit 1's $seen" >&2; return 1; }
+		seen=$got
+		finish "$T/m$n.img" || return 1
+	done
+}
+
+# Killed while it formats, e3mkfs leaves no image, or one without its
+# primary superblock (written last, as mke2fs writes it), which e3cp
+# refuses in one line naming it; killed while it fills, the case above.
+@test "e3mkfs -d SIGKILLed at random moments, the format included: refused in one line, or whole-or-absent and --update finishes" {
+	local i delay got refused=0
+	for i in 1 2 3 4 5 6; do
+		rm -f "$T/r$i.img"
+		delay=$(python3 -c "import random; print(random.uniform(0.0, 0.02) if $i <= 3 else random.uniform(0.05, 0.5))")
+		e3mkfs -q -J size=1 -d "$T/src" "$T/r$i.img" 96M &
+		sleep "$delay"
+		kill -9 $! 2>/dev/null || true
+		wait $! || true
+		# the primary superblock (dumpe2fs reads no backup unless told)
+		if dumpe2fs -h "$T/r$i.img" >/dev/null 2>&1; then
+			got=$(whole_or_absent "$T/r$i.img") || { echo "after ${delay}s" >&2; return 1; }
+			finish "$T/r$i.img" || { echo "after ${delay}s" >&2; return 1; }
+		else
+			run e3cp --quiet --update "$T/src" "$T/r$i.img"
+			assert_status 8
+			[ "${#lines[@]}" -eq 1 ] || { echo "after ${delay}s: not one line: $output" >&2; return 1; }
+			assert_match "$output" "^e3cp: $T/r$i.img: (No such file or directory|not an ext2/ext3 filesystem)"
+			refused=$((refused + 1))
+		fi
+	done
+	echo "refused $refused of 6" >&3
+}
+
 @test "--update on a complete image copies nothing, replaces what differs" {
 	cp "$T/base.img" "$T/u.img"
 	run e3cp --quiet "$T/src" "$T/u.img"

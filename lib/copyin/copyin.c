@@ -42,7 +42,7 @@ void cp_event_made(struct cp_ctx *c, const char *rel)
 	const char *d = c->dest_shown ? c->dest_shown : "";
 	char *p;
 
-	if (!c->o->event)
+	if (!c->o->event || c->o->no_file_events)
 		return;
 	p = malloc(strlen(d) + strlen(rel) + 2);
 	if (!p)

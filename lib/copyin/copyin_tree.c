@@ -169,7 +169,7 @@ struct file_job {
 	int dense;			/* as many bytes on disk as in size */
 	uint64_t close_blocks;		/* journal blocks its close may take */
 	uint64_t copied;		/* data bytes (holes left out) */
-	char *path;
+	char *path;			/* in the same allocation, after it */
 	/* ordered mode: the worker leaves the close to the scanner */
 	int done;			/* [c->order_lock] 0 or a JOB_ state */
 	errcode_t err;			/* [c->order_lock] */
@@ -328,7 +328,6 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 		err = e3_remove(c->img, j->parent, j->name);
 		if (!err)
 			cp_skip(c, j->path, j->open_err);
-		free(j->path);
 		free(j);
 		return err;
 	}
@@ -340,7 +339,6 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 		err = err2;
 	if (!err)
 		cp_count_file(c, j->copied, j->path);
-	free(j->path);
 	free(j);
 	return err;
 }
@@ -677,6 +675,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	struct file_job *j;
 	ext2_ino_t old;
 	char *pcopy;
+	size_t plen;
 	e3_file_t *f;
 	errcode_t err;
 	int fd, defer, dense = is_dense(st);
@@ -728,8 +727,11 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	}
 	*ino = e3_file_ino(f);
 	err = cp_set_xattrs(c, *ino, &w->x, path);
-	j = err ? NULL : malloc(sizeof(*j));
-	pcopy = j ? strdup(path) : NULL;
+	/* the job and its path in one allocation: one malloc and one free
+	 * per file, not two */
+	plen = strlen(path) + 1;
+	j = err ? NULL : malloc(sizeof(*j) + plen);
+	pcopy = j ? memcpy(j + 1, path, plen) : NULL;
 	if (!pcopy) {
 		free(j);
 		e3_file_close(f);
@@ -745,7 +747,7 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 				.size = (uint64_t)st->st_size,
 				.dense = dense,
 				.path = pcopy };
-	j->name = pcopy + strlen(pcopy) - strlen(name);
+	j->name = pcopy + plen - 1 - strlen(name);
 	/* its close writes its inode, indirect blocks and a bitmap block:
 	 * the commit point below must leave room for all in flight */
 	{

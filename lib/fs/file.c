@@ -798,12 +798,20 @@ out:
 static errcode_t commit_file(struct e3_file *f)
 {
 	ext2_filsys fs = f->img->fs;
-	struct ext2_inode_large *inode;
+	/* 128- to 1024-byte inodes (every mkfs' default and most -I) are
+	 * read into this one, not a calloc'd one: a calloc and a free per
+	 * file closed showed in copy-in profiles. The whole inode is read
+	 * before anything is changed, so it needs no zeroing. */
+	union {
+		struct ext2_inode_large inode;
+		char bytes[1024];
+	} here;
+	struct ext2_inode_large *inode = &here.inode;
 	blk64_t nblocks = f->bm.nblocks;
 	errcode_t err;
 
-	inode = e3_inode_alloc(fs);
-	if (!inode)
+	if (EXT2_INODE_SIZE(fs->super) > sizeof(here) &&
+	    !(inode = e3_inode_alloc(fs)))
 		return ENOMEM;
 	f->fs_held = 1;
 	err = bm_flush(&f->bm);
@@ -832,7 +840,8 @@ static errcode_t commit_file(struct e3_file *f)
 			ext2fs_block_alloc_stats_range(fs, f->runs[i].start,
 						       f->runs[i].used, +1);
 out:
-	free(inode);
+	if (inode != &here.inode)
+		free(inode);
 	return err;
 }
 
