@@ -19,8 +19,9 @@
  * source entry's label is added to its xattrs (cp_label_entry_bytes,
  * called by copyin_size.c and copyin_archsize.c), and the entries the
  * image already holds under a destination are walked as they will be
- * labelled (cp_label_measure_image): one that has no xattr block and no
- * room left in its inode for the label will get a block. Shared xattr
+ * labelled (cp_label_tree with c->label_need set): one that has no xattr
+ * block and no room left in its inode for the label will get a block,
+ * and so will one whose block other inodes share (the write copies it). Shared xattr
  * blocks are counted once per inode, as copyin_size.c counts them: the
  * count errs high.
  */
@@ -221,21 +222,31 @@ static int xsum_one(char *name, char *value, size_t len, void *priv)
 }
 
 /* The measure's count for one entry the image holds: a block when the
- * label pushes its xattrs out of an inode that has no xattr block. */
+ * label pushes its xattrs out of an inode that has no xattr block, or
+ * when its block is shared with other inodes (the write copies it). */
 static errcode_t measure_one(struct cp_ctx *c, ext2_ino_t ino,
 			     const char *con)
 {
 	struct cp_lmeasure *l = c->label_need;
 	ext2_filsys fs = c->img->fs;
+	struct ext2_ext_attr_header *hdr = NULL;
 	struct ext2_xattr_handle *h;
 	struct ext2_inode in;
 	struct xsum x = { 0 };
+	int shared = 0;
+	blk64_t ea = 0;
 	errcode_t err;
 	size_t id;
 
 	e3_fs_lock(c->img);
 	err = ext2fs_read_inode(fs, ino, &in);
-	if (!err && !ext2fs_file_acl_block(fs, &in)) {
+	if (!err && (ea = ext2fs_file_acl_block(fs, &in)) &&
+	    !(err = ext2fs_get_mem(fs->blocksize, &hdr))) {
+		err = ext2fs_read_ext_attr3(fs, ea, hdr, ino);
+		shared = !err && hdr->h_refcount > 1;
+		ext2fs_free_mem(&hdr);
+	}
+	if (!err && (!ea || shared)) {
 		err = ext2fs_xattrs_open(fs, ino, &h);
 		if (!err) {
 			err = ext2fs_xattrs_read(h);
@@ -243,17 +254,19 @@ static errcode_t measure_one(struct cp_ctx *c, ext2_ino_t ino,
 				err = ext2fs_xattrs_iterate(h, xsum_one, &x);
 			ext2fs_xattrs_close(&h);
 		}
-	} else if (!err) {
-		e3_fs_unlock(c->img);
-		return 0;		/* the label joins its block */
 	}
 	e3_fs_unlock(c->img);
 	if (err)
 		return err;
+	if (ea && !shared)
+		return 0;		/* the label joins its own block */
 	pthread_mutex_lock(&l->lock);
 	id = label_id(l, con);
 	pthread_mutex_unlock(&l->lock);
-	l->blocks += cp_label_room(l, EXT2_INODE_SIZE(fs->super), x.bytes,
+	/* a shared block is copied on write: a block of its own, unless
+	 * the label alone is left to share */
+	l->blocks += shared && x.bytes ? 1 :
+		     cp_label_room(l, EXT2_INODE_SIZE(fs->super), x.bytes,
 				   label_bytes(con), id);
 	return 0;
 }
