@@ -97,7 +97,7 @@ counted() {
 }
 
 # run WHO THREADS ROUND: one run, one line into $raw:
-# "who threads round ops/s MB/s vcsw/op ivcsw/op fsck cpu_us/op futex/op load1"
+# "who threads round ops/s MB/s vcsw/op ivcsw/op fsck cpu_us/op futex/op load1 commits"
 run() {
 	local who=$1 t=$2 rd=$3 line fsck=ok n fx load
 	fresh_image
@@ -112,7 +112,7 @@ run() {
 	fsck_clean "$who at $t threads" || fsck=NOT-CLEAN
 	n=$(field ops "$line")
 	fx=$(awk -F, -v n="$n" '/sys_enter_futex/ {if ($1 ~ /^[0-9]+$/ && n > 0) printf "%.4f", $1 / n; else printf "-"}' "$work/futex")
-	echo "$who $t $rd $(field ops/s "$line") $(field MB/s "$line") $(field vcsw/op "$line") $(field ivcsw/op "$line") $fsck $(field cpu_us/op "$line") ${fx:--} $load" >>"$raw"
+	echo "$who $t $rd $(field ops/s "$line") $(field MB/s "$line") $(field vcsw/op "$line") $(field ivcsw/op "$line") $fsck $(field cpu_us/op "$line") ${fx:--} $load $(field commits "$line")" >>"$raw"
 	echo "round $rd $who $t: $line futex/op ${fx:--} load $load ($fsck)" >&2
 }
 
@@ -141,15 +141,16 @@ col() { awk -v w="$1" -v t="$2" -v c="$3" '$1 == w && $2 == t {print $c}' "$raw"
 	echo "Mix per operation: 25% create with a size hint and write it (1-64 KiB), 10% create without one (a stream, kept open), 25% append 4-16 KiB, 10% rewrite 4 KiB in place, 5% close a stream, 15% unlink, 3% mkdir, 7% hard link."
 	echo "Time: first operation to image closed (library) or syncfs (kernel). Context switches and CPU time (user + sys): getrusage(RUSAGE_SELF), per operation; futex/op: perf stat of syscalls:sys_enter_futex over the run. e2fsck -fn after every run."
 	echo
-	echo "| threads | e3img ops/s | e3img MB/s | e3img vcsw/op | e3img ivcsw/op | e3img CPU µs/op | e3img futex/op | kernel ops/s | kernel MB/s | kernel vcsw/op | kernel ivcsw/op | kernel CPU µs/op | e3img / kernel ops/s | e2fsck |"
-	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+	echo "| threads | e3img ops/s | e3img MB/s | e3img vcsw/op | e3img ivcsw/op | e3img CPU µs/op | e3img futex/op | e3img commits | kernel ops/s | kernel MB/s | kernel vcsw/op | kernel ivcsw/op | kernel CPU µs/op | e3img / kernel ops/s | e2fsck |"
+	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 	for t in $threads_list; do
 		ratio=$(awk -v t="$t" '$2 == t {v[$1 " " $3] = $4} END {for (k in v) {split(k, p, " "); if (p[1] == "lib" && v["kernel " p[2]] > 0) print v[k] / v["kernel " p[2]]}}' "$raw" | med r)
 		bad=$(awk -v t="$t" '$2 == t && $8 != "ok" {n++} END {print n + 0}' "$raw")
-		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$t" \
+		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$t" \
 			"$(col lib "$t" 4 | med)" "$(col lib "$t" 5 | med)" \
 			"$(col lib "$t" 6 | med)" "$(col lib "$t" 7 | med)" \
 			"$(col lib "$t" 9 | med)" "$(col lib "$t" 10 | med)" \
+			"$(col lib "$t" 12 | med)" \
 			"$(col kernel "$t" 4 | med)" "$(col kernel "$t" 5 | med)" \
 			"$(col kernel "$t" 6 | med)" "$(col kernel "$t" 7 | med)" \
 			"$(col kernel "$t" 9 | med)" \
@@ -162,7 +163,7 @@ col() { awk -v w="$1" -v t="$2" -v c="$3" '$1 == w && $2 == t {print $c}' "$raw"
 	echo "e3img $(for t in $threads_list; do printf '%s: %s; ' "$t" "$(scale lib "$t")"; done)"
 	[ "$kernel" -eq 1 ] && echo "kernel $(for t in $threads_list; do printf '%s: %s; ' "$t" "$(scale kernel "$t")"; done)"
 	echo
-	echo "Per-round figures (who threads round ops/s MB/s vcsw/op ivcsw/op result CPU-µs/op futex/op load-average):"
+	echo "Per-round figures (who threads round ops/s MB/s vcsw/op ivcsw/op result CPU-µs/op futex/op load-average commits):"
 	echo
 	sed 's/^/    /' "$raw"
 } >"$out"
