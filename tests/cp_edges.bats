@@ -610,3 +610,27 @@ edge_holds_label() {
 	[ "$(label_of "$T/i.img" /lost+found)" = system_u:object_r:default_t:s0 ] || return 1
 	[ "$(label_of "$T/i.img" /a)" = system_u:object_r:default_t:s0 ] || return 1
 }
+
+@test "edges: --overwrite credits each archive at its own destination only" {
+	mkdir -p "$T/s1/d" "$T/s2/d" "$T/s0/x/d" "$T/s0/y/d" || false
+	head -c 1500000 /dev/urandom >"$T/s0/x/d/big" || false
+	echo a >"$T/s1/d/a" || false
+	head -c 1500000 /dev/urandom >"$T/s2/d/big" || false
+	tar -C "$T/s1" -cf "$T/a.tar" d/a || false
+	tar -C "$T/s2" -cf "$T/b.tar" d/big || false
+	newimg "$T/i.img" 4M
+	"$E3CP" "$T/s0" "$T/i.img" || false
+	# what is left is less than b.tar's d/big: /y/d/big is new, and the
+	# /x/d/big a.tar's parent lookup found is not what b.tar replaces
+	[ "$(dumpe2fs -h "$T/i.img" 2>/dev/null | sed -n 's/^Free blocks: *//p')" -lt 1400 ] || false
+	cp "$T/i.img" "$T/i0.img"
+	run "$E3CP" --overwrite "$T/a.tar=/x" "$T/b.tar=/y" "$T/i.img"
+	[ "$status" -ne 0 ] || false
+	assert_output_has "image full: need"
+	cmp -s "$T/i.img" "$T/i0.img" || false
+	# to /x, b.tar replaces /x/d/big and fits
+	run "$E3CP" --overwrite "$T/a.tar=/x" "$T/b.tar=/x" "$T/i.img"
+	assert_status 0
+	debugfs -R "cat /x/d/big" "$T/i.img" 2>/dev/null | cmp -s - "$T/s2/d/big" || false
+	assert_fsck_clean "$T/i.img"
+}

@@ -635,6 +635,8 @@ static errcode_t measure_source(struct cp_ctx *c, size_t i, const char *src,
 		if (c->o->overwrite || c->o->update) {
 			ac->c = c;
 			ac->dest = cp_find_dest(c, source_dest(c->o, i));
+			free(ac->last_path);	/* a parent under another dest */
+			ac->last_path = NULL;
 			x.credit = ac;
 		}
 		/* read once ahead, as e3mkfs auto does: an archive that does
