@@ -568,6 +568,14 @@ try_mkfs() {
 	assert_fsck_clean "$T/i.img"
 	run debugfs -R "stat /a" "$T/i.img"
 	assert_output_has "File not found"
+	# an archive on stdin is spooled and measured the same way; auto
+	# cannot take it, so the hint is a larger SIZE
+	rm -f "$T/i.img"
+	run bash -c "cat '$T/e.tar' | '$E3MKFS' -q -b 1024 -d - '$T/i.img' 2M"
+	[ "$status" -ne 0 ] || false
+	assert_output_has "more blocks"
+	assert_output_has "; a larger SIZE fits it"
+	assert_fsck_clean "$T/i.img"
 }
 
 try_label() {
