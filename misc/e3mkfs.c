@@ -828,13 +828,19 @@ static int fill(struct mkfs_opts *o)
 		return E3_EXIT_ERROR;
 	}
 	if (err == E3_NO_SPACE_KNOWN || err == E3_NO_INODES_KNOWN) {
-		/* nothing copied: the image stays as formatted, empty */
+		/* nothing copied: the image stays as formatted, empty; auto
+		 * cannot measure standard input (read only once) */
+		int in = 0;
+
+		for (size_t i = 0; i < o->nsrcs; i++)
+			in |= strcmp(o->srcs[i], "-") == 0;
 		e3_image_abort(img);
 		tool_error(o->image, 0, "image full: the input needs %" PRIu64
 			   " more %s (%" PRIu64 " free); %s fits it", more,
 			   err == E3_NO_SPACE_KNOWN ? "blocks" : "inodes",
-			   free_now, err == E3_NO_SPACE_KNOWN ? "SIZE auto" :
-			   "a larger -N or SIZE auto");
+			   free_now, err == E3_NO_SPACE_KNOWN ?
+			   (in ? "a larger SIZE" : "SIZE auto") :
+			   (in ? "a larger -N" : "a larger -N or SIZE auto"));
 		return E3_EXIT_ERROR;
 	}
 	if (err == E3_SOURCE_TYPE || err == E3_SOURCE_REFUSED) {

@@ -590,74 +590,139 @@ static const char *source_dest(const struct e3_copyin_opts *o, size_t i)
 	return o->dests && o->dests[i] ? o->dests[i] : o->dest;
 }
 
+static errcode_t label_dests(struct cp_ctx *c, size_t nsrcs);
+
+/* --file-contexts in the measure: the label lookup for source i's
+ * destination ("" the root, else "/a/b"); *path to free. */
+static errcode_t lmeasure_init(struct cp_ctx *c, size_t i,
+			       struct cp_lmeasure *l, char **path)
+{
+	char *buf = strdup(source_dest(c->o, i) ? source_dest(c->o, i) : "/");
+	errcode_t err;
+
+	*path = NULL;
+	if (!buf)
+		return ENOMEM;
+	err = cp_path_clean(buf);
+	if (!err && asprintf(path, "%s%s", buf[0] ? "/" : "", buf) < 0) {
+		*path = NULL;
+		err = ENOMEM;
+	}
+	free(buf);
+	l->dest_path = *path;
+	return err;
+}
+
+/* One source measured: an archive (stdin spooled first, so that it can
+ * be read twice) read ahead, with the --overwrite/--update credit taken
+ * entry by entry into *ac; a tree with its listings kept for the copy. */
+static errcode_t measure_source(struct cp_ctx *c, size_t i, const char *src,
+				struct cp_lmeasure *lm, struct cp_acredit *ac,
+				struct e3_copyin_need *need)
+{
+	struct cp_ameasure x = { .fd = -1, .label = lm };
+	ext2_filsys fs = c->img->fs;
+	unsigned bs = fs->blocksize, isz = EXT2_INODE_SIZE(fs->super);
+	int in = strcmp(src, "-") == 0;
+	errcode_t err;
+
+	if (in || c->archive[i]) {
+		if (in && c->spool_fd < 0 &&
+		    (err = cp_spool_stdin(&c->spool_fd, &c->spool_off)))
+			return err;
+		x.fd = in ? c->spool_fd : -1;
+		x.off = c->spool_off;
+		if (c->o->overwrite || c->o->update) {
+			ac->c = c;
+			ac->dest = cp_find_dest(c, source_dest(c->o, i));
+			free(ac->last_path);	/* a parent under another dest */
+			ac->last_path = NULL;
+			x.credit = ac;
+		}
+		/* read once ahead, as e3mkfs auto does: an archive that does
+		 * not fit is refused before it is begun, not found full half
+		 * way */
+		err = cp_measure_archive(src, bs, isz, c->o->keep_zeros, &x,
+					 need);
+		/* damaged further on: counted up to there, where the copy
+		 * stops too, telling it (what came before stays, as with
+		 * tar -x); stdin that is no archive at all is told by the
+		 * copy the same way, reading the spool */
+		if (err == E3_ARCHIVE_BAD || (in && err != ENOMEM &&
+					      !need->bad_path))
+			err = 0;
+		return err;
+	}
+	if (!c->listings && (err = cp_listings_create(&c->listings)))
+		return err;
+	return cp_measure_tree(src, bs, isz, c->o->threads ? c->o->threads : 1,
+			       c->listings, lm, need);
+}
+
 /* Sources known before anything is written (trees, plain files, archive
- * files) are measured and compared with the free space. */
+ * files, stdin once spooled) are measured and compared with the free
+ * space. */
 static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			     size_t n, uint64_t *need_more, uint64_t *free_now)
 {
 	struct e3_copyin_need need, total = { 0 };
+	struct cp_acredit ac = { 0 };
+	struct cp_lmeasure lm = { .h = c->label, .root = c->o->selinux_root };
 	ext2_filsys fs = c->img->fs;
 	uint64_t free_blocks, free_inodes;
-	unsigned bs, isz;
 	struct stat st;
-	errcode_t err;
+	errcode_t err = 0;
+	char *lpath = NULL;
 
+	pthread_mutex_init(&lm.lock, NULL);
 	e3_fs_lock(c->img);
-	bs = fs->blocksize;
-	isz = EXT2_INODE_SIZE(fs->super);
 	free_blocks = ext2fs_free_blocks_count(fs->super);
 	free_inodes = fs->super->s_free_inodes_count;
 	e3_fs_unlock(c->img);
 	for (size_t i = 0; i < n; i++) {
-		if (strcmp(srcs[i], "-") == 0 || stat(srcs[i], &st) < 0)
+		if (strcmp(srcs[i], "-") && stat(srcs[i], &st) < 0)
 			continue;
 		memset(&need, 0, sizeof(need));
-		if (c->archive[i]) {
-			/* read once ahead, as e3mkfs auto does: an archive
-			 * that does not fit is refused before it is begun,
-			 * not found full half way */
-			err = cp_measure_archive(srcs[i], bs, isz,
-						 c->o->keep_zeros, &need);
-			/* damaged further on: counted up to there, where the
-			 * copy stops too, telling it (what came before stays,
-			 * as with tar -x) */
-			if (err == E3_ARCHIVE_BAD)
-				err = 0;
-		} else {
-			if (!c->listings &&
-			    (err = cp_listings_create(&c->listings)))
-				return err;
-			err = cp_measure_tree(srcs[i], bs, isz,
-					      c->o->threads ? c->o->threads : 1,
-					      c->listings, &need);
+		free(lpath);
+		if (c->label && (err = lmeasure_init(c, i, &lm, &lpath)))
+			goto out;
+		err = measure_source(c, i, srcs[i], c->label ? &lm : NULL,
+				     &ac, &need);
+		if (err && need.bad_path) {
+			err = refuse_entry(c, srcs[i], c->archive[i] ||
+					   !strcmp(srcs[i], "-"), err, &need);
+			goto out;
 		}
-		if (err && need.bad_path)
-			return refuse_entry(c, srcs[i], c->archive[i], err,
-					    &need);
 		if (err)
-			return err;
-		/* --overwrite: what an archive replaces is not looked up
-		 * (copyin_credit.c knows trees), so its space is found as it
-		 * goes, as before it was measured; its xattrs still are */
-		if (!(c->archive[i] && c->o->overwrite)) {
-			total.blocks += need.blocks;
-			total.inodes += need.inodes;
-		}
+			goto out;
+		total.blocks += need.blocks;
+		total.inodes += need.inodes;
 		/* the progress line's ETA */
 		c->st->total_files += need.files + need.dirs;
 		c->st->total_bytes += need.bytes;
 	}
+	/* --file-contexts: labels on what the image holds under the
+	 * destinations (copyin_label.c counts instead of labelling) */
+	if (c->label) {
+		c->label_need = &lm;
+		err = label_dests(c, n);
+		c->label_need = NULL;
+		if (err)
+			goto out;
+		total.blocks += lm.blocks + cp_label_shared_blocks(&lm);
+	}
 	/* --overwrite: what the replaced entries give back (copyin_credit.c),
-	 * looked up only when the copy does not fit without it; then each
-	 * removal commits to make its blocks reusable */
+	 * looked up for trees only when the copy does not fit without it
+	 * (archives were credited as they were read); then each removal
+	 * commits to make its blocks reusable */
 	if ((c->o->overwrite || c->o->update) &&
 	    (total.blocks > free_blocks || total.inodes > free_inodes)) {
-		struct e3_copyin_need credit = { 0 };
+		struct e3_copyin_need credit = ac.credit;
 
 		for (size_t i = 0; i < n; i++)
 			if ((err = cp_overwrite_credit(c, srcs[i],
 					source_dest(c->o, i), &credit)))
-				return err;
+				goto out;
 		if (total.blocks > free_blocks && credit.blocks)
 			c->release_frees = 1;
 		total.blocks -= credit.blocks < total.blocks ? credit.blocks :
@@ -670,16 +735,20 @@ static errcode_t check_space(struct cp_ctx *c, const char *const *srcs,
 			*need_more = total.blocks - free_blocks;
 		if (free_now)
 			*free_now = free_blocks;
-		return E3_NO_SPACE_KNOWN;
-	}
-	if (total.inodes > free_inodes) {
+		err = E3_NO_SPACE_KNOWN;
+	} else if (total.inodes > free_inodes) {
 		if (need_more)
 			*need_more = total.inodes - free_inodes;
 		if (free_now)
 			*free_now = free_inodes;
-		return E3_NO_INODES_KNOWN;
+		err = E3_NO_INODES_KNOWN;
 	}
-	return 0;
+out:
+	free(lpath);
+	cp_acredit_free(&ac);
+	cp_lmeasure_free(&lm);
+	pthread_mutex_destroy(&lm.lock);
+	return err;
 }
 
 /* cp's rule for one source that is a file (not a directory, not an
@@ -785,6 +854,7 @@ static errcode_t setup(struct cp_ctx *c, e3_image_t *img,
 	cp_noatime_init(&c->noatime);
 	c->egid = getegid();
 	c->ordered = o->reproducible;
+	c->spool_fd = -1;
 	c->order_lag = CP_ORDER_LAG;	/* never from -j: layout would follow it */
 	pthread_mutex_init(&c->stat_lock, NULL);
 	pthread_mutex_init(&c->order_lock, NULL);
@@ -814,6 +884,8 @@ static void teardown(struct cp_ctx *c)
 	free(c->cache_path);
 	free(c->archive);
 	cp_label_close(c->label);
+	if (c->spool_fd >= 0)
+		close(c->spool_fd);
 	free(c->dest_split);
 	free(c->dest_shown);
 	cp_listings_free(c->listings);

@@ -111,6 +111,12 @@ struct cp_ctx {
 	struct cp_listings *listings;	/* the measure pass's, or NULL */
 	int *archive;			/* per source: 1 an archive file */
 	struct selabel_handle *label;	/* --file-contexts, or NULL */
+	/* the measure of --file-contexts on what the image holds:
+	 * cp_label_tree counts into it instead of labelling (scanner only) */
+	struct cp_lmeasure *label_need;
+	int spool_fd;			/* stdin read ahead (cp_spool_stdin)
+					   for the measure, or -1 */
+	off_t spool_off;
 	/* --overwrite: the space check passed only by counting what the
 	 * replaced entries free, so each removal commits at once to make
 	 * its blocks reusable (scanner only) */
@@ -190,6 +196,13 @@ errcode_t cp_source_kind(const char *path, int no_unpack, int *archive);
 struct archive;
 struct archive_entry;
 errcode_t cp_archive_open(const char *src, struct archive **ret);
+/* The same from fd, read from offset off (a spooled stdin). */
+errcode_t cp_archive_open_fd(int fd, off_t off, struct archive **ret);
+/* Standard input copied to an unlinked temporary file ($TMPDIR, else
+ * /tmp), so that an archive read from it can be measured before it is
+ * copied; a regular file on stdin is used as it is (dup'ed, from its
+ * current offset). *fd: the copy, *off: where the archive starts. */
+errcode_t cp_spool_stdin(int *fd, off_t *off);
 /* (ACL names without a known id are given any id: for the measure) */
 errcode_t cp_archive_xattrs(struct archive_entry *e, struct cp_xattrs *x);
 /* copyin_acl.c: one POSIX ACL type of an archive entry added to x as a
@@ -212,6 +225,9 @@ errcode_t cp_label_open(const char *file, struct selabel_handle **ret);
 void cp_label_close(struct selabel_handle *h);
 errcode_t cp_label_tree(struct cp_ctx *c, const char *const *roots,
 			size_t n);
+/* (with c->label_need set, cp_label_tree labels nothing: it counts in
+ * it an xattr block for each entry the image holds under the roots that
+ * has none and whose inode has no room left for its label) */
 /* copyin_zero.c: all-zero blocks of file data left as holes. A writer
  * for one file, fed chunks at increasing offsets; keep: everything
  * written as it comes (--keep-zeros). */
@@ -235,10 +251,53 @@ int cp_zero(const void *p, size_t n);
  * begins; len when there is none. */
 size_t cp_zero_block_at(const void *buf, size_t len, uint64_t off,
 			unsigned bs);
+/* copyin_label.c: --file-contexts in the measure pass. The label of
+ * the entry at rel (relative to the destination dest_path, "" the root):
+ * the bytes it takes among an inode's xattrs (entry and value, as
+ * copyin_size.c counts them; 0 when the file gives it none) and *id, its
+ * index among the labels met (for cp_label_share). When an entry's only
+ * xattr is its label and that does not fit in its inode, the blocks are
+ * shared as the copy shares them (one per label per E3's refcount
+ * limit): cp_label_share counts the entry instead of a block, and
+ * cp_label_shared_blocks gives the sum. The tree measure runs on several
+ * threads: lock guards h and the labels met. */
+struct cp_lmeasure {
+	struct selabel_handle *h;
+	const char *root;		/* --selinux-root, or NULL */
+	const char *dest_path;		/* the destination, "" or "/a/b" */
+	pthread_mutex_t lock;
+	struct cp_lshare {		/* [lock] */
+		char *con;
+		uint64_t n;		/* inodes whose block is only it */
+	} *shared;
+	size_t nshared, capshared;	/* [lock] */
+	uint64_t blocks;		/* the image's entries (scanner) */
+};
+uint64_t cp_label_entry_bytes(struct cp_lmeasure *l, const char *rel,
+			      uint32_t mode, size_t *id);
+void cp_label_share(struct cp_lmeasure *l, size_t id);
+uint64_t cp_label_shared_blocks(struct cp_lmeasure *l);
+void cp_lmeasure_free(struct cp_lmeasure *l);
+/* The blocks (0 or 1) an entry's xattrs take: others bytes of its own
+ * (header and label not included), label bytes of its label (id: which).
+ * A label alone in a block is counted as shared (cp_label_share). */
+uint64_t cp_label_room(struct cp_lmeasure *l, unsigned inode_size,
+		       uint64_t others, uint64_t label, size_t id);
 /* copyin_archsize.c: what an archive file needs (cp_measure_tree's
- * counts for a tree), read once ahead of the copy. */
+ * counts for a tree), read once ahead of the copy; x (NULL: none) adds
+ * e3cp's pieces: read from fd instead of src when fd >= 0 (stdin
+ * spooled), each entry handed to the --overwrite/--update credit, and
+ * each entry's label counted. */
+struct cp_acredit;
+struct cp_ameasure {
+	int fd;				/* -1: src */
+	off_t off;			/* where in fd the archive starts */
+	struct cp_acredit *credit;	/* NULL: none */
+	struct cp_lmeasure *label;	/* NULL: none */
+};
 errcode_t cp_measure_archive(const char *src, unsigned blocksize,
 			     unsigned inode_size, int keep_zeros,
+			     const struct cp_ameasure *x,
 			     struct e3_copyin_need *need);
 
 /* Owner maps, --owner and the SOURCE_DATE_EPOCH clamp applied to a
@@ -407,6 +466,27 @@ struct cp_listing *cp_listings_find(struct cp_listings *t, uint64_t dev,
  * for its replacement, added to *credit; 0 for whatever is not found. */
 errcode_t cp_overwrite_credit(struct cp_ctx *c, const char *src,
 			      const char *to, struct e3_copyin_need *credit);
+/* The destination directory dest names, if it exists (0 if not):
+ * looked up without making anything. */
+ext2_ino_t cp_find_dest(struct cp_ctx *c, const char *dest);
+/* --overwrite and --update for an archive: the archive measure
+ * (copyin_archsize.c) hands each entry to cp_acredit_entry, which credits
+ * the image's entry at the same path under dest as cp_overwrite_credit
+ * does for a tree (need_blocks: what the measure counted for the entry;
+ * link: a hard link, which makes no inode). Nothing of the archive is
+ * kept; the image inodes credited are, so each is credited once. */
+struct cp_acredit {
+	struct cp_ctx *c;
+	ext2_ino_t dest;		/* 0: nothing there to credit */
+	struct e3_copyin_need credit;	/* the sum */
+	ext2_ino_t *set;		/* credited image inodes (hashed) */
+	size_t nset, capset;
+	char *last_path;		/* the last parent looked up */
+	ext2_ino_t last_ino;
+};
+void cp_acredit_entry(struct cp_acredit *a, const char *rel, int is_dir,
+		      int link, uint64_t need_blocks);
+void cp_acredit_free(struct cp_acredit *a);
 /* After a removal: blocks freed by the running transaction become
  * reusable only when it commits; commit now when they are waiting and
  * fewer than want blocks are free (want = UINT64_MAX: whenever any wait). */
@@ -417,7 +497,7 @@ errcode_t cp_release_freed(struct cp_ctx *c, uint64_t want);
  * left there for the copy pass. */
 errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 			  unsigned inode_size, unsigned threads,
-			  struct cp_listings *keep,
+			  struct cp_listings *keep, struct cp_lmeasure *label,
 			  struct e3_copyin_need *need);
 /* Indirect blocks needed to map data blocks [first, first+count). Call per
  * data run, in increasing order, with the same state: shared indirect

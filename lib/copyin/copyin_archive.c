@@ -14,9 +14,13 @@
  * does. An archive that yields no entry at all is the source's error.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <archive.h>
 #include <archive_entry.h>
 
@@ -385,11 +389,14 @@ static errcode_t source_error(struct archive *ar, int opened)
 	return E3_ARCHIVE_BAD;
 }
 
-/* src NULL: stdin. On failure *ret is NULL and the error says why. */
-errcode_t cp_archive_open(const char *src, struct archive **ret)
+/* src NULL: stdin; fd >= 0: that, from off. On failure *ret is NULL and
+ * the error says why. */
+static errcode_t archive_open(const char *src, int fd, off_t off,
+			      struct archive **ret)
 {
 	struct archive *ar = archive_read_new();
 	errcode_t err;
+	int r;
 
 	*ret = NULL;
 	if (!ar)
@@ -403,12 +410,92 @@ errcode_t cp_archive_open(const char *src, struct archive **ret)
 	archive_read_support_format_7zip(ar);
 	archive_read_support_format_iso9660(ar);
 	archive_read_support_format_xar(ar);
-	if (archive_read_open_filename(ar, src, 1 << 16) != ARCHIVE_OK) {
+	if (fd >= 0 && lseek(fd, off, SEEK_SET) < 0) {
+		archive_read_free(ar);
+		return errno;
+	}
+	r = fd >= 0 ? archive_read_open_fd(ar, fd, 1 << 16) :
+		      archive_read_open_filename(ar, src, 1 << 16);
+	if (r != ARCHIVE_OK) {
 		err = source_error(ar, 0);
 		archive_read_free(ar);
 		return err;
 	}
 	*ret = ar;
+	return 0;
+}
+
+errcode_t cp_archive_open(const char *src, struct archive **ret)
+{
+	return archive_open(src, -1, 0, ret);
+}
+
+errcode_t cp_archive_open_fd(int fd, off_t off, struct archive **ret)
+{
+	return archive_open(NULL, fd, off, ret);
+}
+
+errcode_t cp_spool_stdin(int *fd, off_t *off)
+{
+	const char *dir = getenv("TMPDIR");
+	char *tmpl = NULL, *buf;
+	struct stat st;
+	errcode_t err = 0;
+	ssize_t n;
+	int t;
+
+	*fd = -1;
+	*off = 0;
+	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (*off = lseek(STDIN_FILENO, 0, SEEK_CUR)) >= 0) {
+		*fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+		return *fd < 0 ? (errcode_t)errno : 0;
+	}
+	*off = 0;
+	if (!dir || !*dir)
+		dir = "/tmp";
+	t = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (t < 0) {
+		/* no O_TMPFILE there: a named one, unlinked at once */
+		if (asprintf(&tmpl, "%s/e3cp-stdin.XXXXXX", dir) < 0)
+			return ENOMEM;
+		t = mkostemp(tmpl, O_CLOEXEC);
+		if (t >= 0)
+			unlink(tmpl);
+		free(tmpl);
+		if (t < 0)
+			return errno;
+	}
+	buf = malloc(CP_BUF_SIZE);
+	if (!buf) {
+		close(t);
+		return ENOMEM;
+	}
+	while ((n = read(STDIN_FILENO, buf, CP_BUF_SIZE)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			break;
+		}
+		for (ssize_t w, at = 0; at < n; at += w) {
+			w = write(t, buf + at, (size_t)(n - at));
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w < 0) {
+				err = errno;
+				break;
+			}
+		}
+		if (err)
+			break;
+	}
+	free(buf);
+	if (err) {
+		close(t);
+		return err;
+	}
+	*fd = t;
 	return 0;
 }
 
@@ -580,7 +667,10 @@ errcode_t cp_archive_copy(struct cp_ctx *c, const char *src, ext2_ino_t dest)
 	int r, headers = 0;
 
 	(void)dest;
-	err = cp_archive_open(src, &s.ar);
+	/* stdin, read once ahead by the measure: from its spool */
+	err = !src && c->spool_fd >= 0 ?
+	      cp_archive_open_fd(c->spool_fd, c->spool_off, &s.ar) :
+	      cp_archive_open(src, &s.ar);
 	if (err == ENOMEM)
 		return err;
 	if (err)

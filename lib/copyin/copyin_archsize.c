@@ -9,8 +9,15 @@
  * implies included, as the copy makes them. Paths the copy refuses for
  * ".." are left out; those it refuses for passing through a symlink in
  * the image cannot be told here and are counted: the count errs high.
+ *
+ * For e3cp (cp_measure_archive's x), each entry is also handed to the
+ * --overwrite/--update credit (copyin_credit.c) with what was counted for
+ * it, and its --file-contexts label is counted with its xattrs
+ * (copyin_label.c); nothing of the archive is kept but its directories'
+ * packing state.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/tree.h>
@@ -44,6 +51,7 @@ struct asize {
 	unsigned bs, isz;
 	struct e3_copyin_need *need;
 	struct cp_xattrs x;
+	const struct cp_ameasure *ext;	/* credit and labels, or NULL */
 };
 
 static void add_name(struct asize *m, struct adir *d, size_t name_len)
@@ -95,6 +103,8 @@ static errcode_t get_dir(struct asize *m, const char *path, size_t len,
 	}
 	m->need->inodes++;
 	m->need->dirs++;
+	if (m->ext && m->ext->credit)	/* merged if the image has it */
+		cp_acredit_entry(m->ext->credit, p, 1, 0, 0);
 	slash = memrchr(p, '/', len);
 	err = get_dir(m, p, slash ? (size_t)(slash - p) : 0, &parent);
 	if (err)
@@ -108,29 +118,33 @@ static errcode_t get_dir(struct asize *m, const char *path, size_t len,
  * its extra fields, else one block; E3_XATTR_TOO_BIG (the entry named in
  * need) when they cannot fit at all. */
 static errcode_t xattr_blocks(struct asize *m, const char *path,
-			      uint64_t *blocks)
+			      uint64_t label, size_t id, uint64_t *blocks)
 {
 	const struct cp_xattrs *x = &m->x;
-	uint64_t need = 4, one, largest = 0;
+	uint64_t need = 4, one, largest = label;
 	errcode_t err;
 
 	for (size_t i = 0; i < x->n; i++) {
 		const char *dot = strchr(x->v[i].name, '.');
 
+		if (label && !strcmp(x->v[i].name, "security.selinux"))
+			continue;	/* the label replaces it */
 		one = 16 + ((strlen(dot ? dot + 1 : x->v[i].name) + 3) & ~3u) +
 		      ((x->v[i].size + 3) & ~(size_t)3);
 		need += one;
 		if (one > largest)
 			largest = one;
 	}
-	err = cp_xattr_check(m->bs, m->isz, need, largest);
+	err = cp_xattr_check(m->bs, m->isz, need + label, largest);
 	if (err) {
 		m->need->bad_path = strdup(path);
-		m->need->bad_size = need - 4;
+		m->need->bad_size = need + label - 4;
 		m->need->bad_block = m->bs;
 		return err;
 	}
-	*blocks = cp_xattr_room_blocks(m->isz, need);
+	*blocks = label ? cp_label_room(m->ext->label, m->isz, need - 4,
+					label, id) :
+			  cp_xattr_room_blocks(m->isz, need);
 	return 0;
 }
 
@@ -205,7 +219,9 @@ static errcode_t count_entry(struct asize *m, struct archive_entry *e)
 	struct adir *parent, *self;
 	const char *slash;
 	mode_t type = archive_entry_filetype(e);
-	uint64_t xb;
+	int link = archive_entry_hardlink(e) != NULL;
+	uint64_t xb, label = 0, nb = 0;
+	size_t id = SIZE_MAX;
 	errcode_t err;
 	size_t len;
 	char *rel;
@@ -229,38 +245,52 @@ static errcode_t count_entry(struct asize *m, struct archive_entry *e)
 		if (!err)
 			add_name(m, parent, slash ? strlen(slash + 1) : len);
 	}
-	free(rel);
-	if (err || archive_entry_hardlink(e))
-		return err;		/* a link: a name, no inode */
+	if (err || link) {
+		free(rel);
+		return err;		/* a link: a name, no inode (and, as
+					   for trees, no credit) */
+	}
+	if (m->ext && m->ext->label)
+		label = cp_label_entry_bytes(m->ext->label, rel,
+					     archive_entry_mode(e), &id);
 	err = cp_archive_xattrs(e, &m->x);
 	if (!err)
-		err = xattr_blocks(m, name, &xb);
-	if (err)
+		err = xattr_blocks(m, name, label, id, &xb);
+	if (err) {
+		free(rel);
 		return err;
+	}
 	need->blocks += xb;
-	if (type == AE_IFDIR)
+	if (type == AE_IFDIR) {
+		free(rel);
 		return 0;		/* counted by get_dir */
+	}
 	need->inodes++;
 	need->files++;
 	if (type == AE_IFREG) {
-		need->blocks += file_blocks(m->ar, m->bs, m->keep_zeros, e);
+		nb = file_blocks(m->ar, m->bs, m->keep_zeros, e);
 		need->bytes += (uint64_t)archive_entry_size(e);
 	} else if (type == AE_IFLNK) {
 		const char *t = archive_entry_symlink(e);
 		size_t tl = t ? strlen(t) : 0;
 
 		if (tl >= 60)
-			need->blocks += (tl + m->bs - 1) / m->bs;
+			nb = (tl + m->bs - 1) / m->bs;
 	}
+	need->blocks += nb;
+	if (m->ext && m->ext->credit)
+		cp_acredit_entry(m->ext->credit, rel, 0, 0, nb + xb);
+	free(rel);
 	return 0;
 }
 
 errcode_t cp_measure_archive(const char *src, unsigned blocksize,
 			     unsigned inode_size, int keep_zeros,
+			     const struct cp_ameasure *x,
 			     struct e3_copyin_need *need)
 {
 	struct asize m = { .bs = blocksize, .isz = inode_size, .need = need,
-			   .keep_zeros = keep_zeros };
+			   .keep_zeros = keep_zeros, .ext = x };
 	struct archive_entry *e;
 	struct archive *ar;
 	struct adir *d, *next;
@@ -269,7 +299,8 @@ errcode_t cp_measure_archive(const char *src, unsigned blocksize,
 
 	memset(need, 0, sizeof(*need));
 	RB_INIT(&m.dirs);
-	err = cp_archive_open(src, &ar);
+	err = x && x->fd >= 0 ? cp_archive_open_fd(x->fd, x->off, &ar) :
+				cp_archive_open(src, &ar);
 	m.ar = ar;
 	while (!err) {
 		r = archive_read_next_header(ar, &e);

@@ -20,6 +20,12 @@
  * the EA block), less the EA block when other inodes share it. Entries
  * the measure did not keep a listing for (past CP_LISTING_BUDGET), single
  * file sources and hard links get no credit: counted as new, as before.
+ *
+ * Archives are credited entry by entry as the archive measure
+ * (copyin_archsize.c) streams them (cp_acredit_entry): nothing of the
+ * archive is kept, only the set of image inodes already credited, so
+ * that a path the archive names twice, or a directory it both names and
+ * implies, is credited once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,7 +38,7 @@
 #include "copyin.h"
 
 /* The destination directory if it exists, without making it (0 if not). */
-static ext2_ino_t find_dest(struct cp_ctx *c, const char *dest)
+ext2_ino_t cp_find_dest(struct cp_ctx *c, const char *dest)
 {
 	ext2_ino_t dir = EXT2_ROOT_INO;
 	char *buf = strdup(dest ? dest : "/"), *p, *next;
@@ -149,11 +155,121 @@ errcode_t cp_overwrite_credit(struct cp_ctx *c, const char *src,
 
 	if (stat(src, &st) < 0 || !S_ISDIR(st.st_mode))
 		return 0;	/* a single file: counted as new */
-	dest = find_dest(c, to);
+	dest = cp_find_dest(c, to);
 	l = cp_listings_find(c->listings, st.st_dev, st.st_ino);
 	if (dest && l)
 		credit_dir(c, l, dest, credit);
 	return 0;
+}
+
+/* The set of image inodes credited: open addressing, 0 the empty slot. */
+static int inoset_add(struct cp_acredit *a, ext2_ino_t ino)
+{
+	size_t i;
+
+	if (2 * (a->nset + 1) > a->capset) {
+		size_t cap = a->capset ? a->capset * 2 : 256;
+		ext2_ino_t *v = calloc(cap, sizeof(*v)), *old = a->set;
+
+		if (!v)
+			return -1;
+		for (size_t j = 0; j < a->capset; j++) {
+			if (!old[j])
+				continue;
+			for (i = old[j] * 2654435761u % cap; v[i];
+			     i = (i + 1) % cap)
+				;
+			v[i] = old[j];
+		}
+		free(old);
+		a->set = v;
+		a->capset = cap;
+	}
+	for (i = ino * 2654435761u % a->capset; a->set[i];
+	     i = (i + 1) % a->capset)
+		if (a->set[i] == ino)
+			return 0;	/* credited before */
+	a->set[i] = ino;
+	a->nset++;
+	return 1;
+}
+
+/* The image directory that holds rel's last component (rel cleaned,
+ * relative to a->dest), following only directories as cp_resolve_parent
+ * does (a symlink on the way is refused by the copy: nothing credited);
+ * 0 when it is not there. The last parent is kept: archives list a
+ * directory's entries together. */
+static ext2_ino_t acredit_parent(struct cp_acredit *a, const char *rel,
+				 const char **leaf)
+{
+	const char *slash = strrchr(rel, '/');
+	size_t plen = slash ? (size_t)(slash - rel) : 0;
+	ext2_ino_t dir = a->dest;
+	char *buf, *p, *next;
+
+	*leaf = slash ? slash + 1 : rel;
+	if (a->last_path && strlen(a->last_path) == plen &&
+	    !strncmp(a->last_path, rel, plen))
+		return a->last_ino;
+	buf = strndup(rel, plen);
+	if (!buf)
+		return 0;
+	for (p = buf; dir && *p; p = next) {
+		uint16_t mode;
+
+		next = strchr(p, '/');
+		if (next)
+			*next++ = '\0';
+		else
+			next = p + strlen(p);
+		if (e3_lookup(a->c->img, dir, p, &dir) ||
+		    cp_ino_mode(a->c, dir, &mode) || !LINUX_S_ISDIR(mode))
+			dir = 0;
+	}
+	free(a->last_path);
+	a->last_path = strndup(rel, plen);
+	a->last_ino = a->last_path ? dir : 0;
+	free(buf);
+	return dir;
+}
+
+void cp_acredit_entry(struct cp_acredit *a, const char *rel, int is_dir,
+		      int link, uint64_t need_blocks)
+{
+	struct cp_ctx *c = a->c;
+	struct ext2_inode in;
+	const char *leaf;
+	ext2_ino_t dir, ino;
+	uint64_t freed;
+
+	if (!a->dest || !*rel || link)
+		return;		/* hard links make no inode: as for trees */
+	dir = acredit_parent(a, rel, &leaf);
+	if (!dir || !(ino = image_entry(c, dir, leaf, &in)))
+		return;
+	if (is_dir != LINUX_S_ISDIR(in.i_mode))
+		return;		/* a directory is never replaced by a file,
+				   nor a file by a directory */
+	if (!is_dir && in.i_links_count != 1)
+		return;		/* its other names keep its blocks */
+	if (inoset_add(a, ino) != 1)
+		return;		/* credited once (or no memory: none) */
+	a->credit.inodes++;	/* replaced, or merged and not made */
+	if (is_dir)
+		return;		/* its blocks stay counted: a merge adds */
+	e3_fs_lock(c->img);
+	freed = freed_blocks(c->img->fs, ino, &in);
+	e3_fs_unlock(c->img);
+	a->credit.blocks += min64(freed, need_blocks);
+}
+
+void cp_acredit_free(struct cp_acredit *a)
+{
+	free(a->set);
+	free(a->last_path);
+	a->set = NULL;
+	a->last_path = NULL;
+	a->nset = a->capset = 0;
 }
 
 errcode_t cp_release_freed(struct cp_ctx *c, uint64_t want)

@@ -13,8 +13,20 @@
  *
  * The value is stored with its terminating NUL, as setfiles and the
  * kernel store it.
+ *
+ * The measure pass counts the labels ahead (so that a tree that fits
+ * only without them is refused before anything is written): each
+ * source entry's label is added to its xattrs (cp_label_entry_bytes,
+ * called by copyin_size.c and copyin_archsize.c), and the entries the
+ * image already holds under a destination are walked as they will be
+ * labelled (cp_label_tree with c->label_need set): one that has no xattr
+ * block and no room left in its inode for the label will get a block,
+ * and so will one whose block other inodes share (the write copies it). Shared xattr
+ * blocks are counted once per inode, as copyin_size.c counts them: the
+ * count errs high.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +113,165 @@ static int lent_cmp(const void *x, const void *y)
 		      ((const struct lent *)y)->name);
 }
 
-/* One entry: its label looked up and set. */
+/* An xattr entry of the label con: header, name "selinux" (the prefix
+ * is an index), value with its NUL, each rounded up to 4 bytes. */
+static uint64_t label_bytes(const char *con)
+{
+	return 16 + 8 + ((strlen(con) + 1 + 3) & ~(uint64_t)3);
+}
+
+/* The index of con among the labels met. l->lock held. */
+static size_t label_id(struct cp_lmeasure *l, const char *con)
+{
+	size_t i;
+
+	for (i = 0; i < l->nshared; i++)
+		if (!strcmp(l->shared[i].con, con))
+			return i;
+	if (l->nshared == l->capshared) {
+		size_t cap = l->capshared ? l->capshared * 2 : 16;
+		struct cp_lshare *v = realloc(l->shared, cap * sizeof(*v));
+
+		if (!v)
+			return SIZE_MAX;
+		l->shared = v;
+		l->capshared = cap;
+	}
+	l->shared[i].con = strdup(con);
+	if (!l->shared[i].con)
+		return SIZE_MAX;
+	l->shared[i].n = 0;
+	l->nshared++;
+	return i;
+}
+
+uint64_t cp_label_entry_bytes(struct cp_lmeasure *l, const char *rel,
+			      uint32_t mode, size_t *id)
+{
+	const char *root = l->root && strcmp(l->root, "/") ? l->root : "";
+	char *key = NULL, *con = NULL;
+	uint64_t n = 0;
+
+	*id = SIZE_MAX;
+	while (*rel == '/')
+		rel++;
+	if (asprintf(&key, "%s%s%s%s", root, l->dest_path, *rel ? "/" : "",
+		     rel) < 0)
+		return 0;
+	pthread_mutex_lock(&l->lock);
+	if (selabel_lookup(l->h, &con, key[0] ? key : "/", mode) == 0) {
+		n = label_bytes(con);
+		*id = label_id(l, con);
+		freecon(con);
+	}
+	pthread_mutex_unlock(&l->lock);
+	free(key);
+	return n;
+}
+
+/* The copy (fs/xattr.c) shares identical xattr blocks up to the
+ * kernel's refcount limit (1024 inodes a block). */
+#define LABEL_SHARE_MAX 1024
+
+uint64_t cp_label_room(struct cp_lmeasure *l, unsigned inode_size,
+		       uint64_t others, uint64_t label, size_t id)
+{
+	uint64_t b = cp_xattr_room_blocks(inode_size, 4 + others + label);
+
+	if (b && !others && label && id != SIZE_MAX) {
+		pthread_mutex_lock(&l->lock);
+		l->shared[id].n++;
+		pthread_mutex_unlock(&l->lock);
+		return 0;		/* counted in cp_label_shared_blocks */
+	}
+	return b;
+}
+
+uint64_t cp_label_shared_blocks(struct cp_lmeasure *l)
+{
+	uint64_t b = 0;
+
+	for (size_t i = 0; i < l->nshared; i++)
+		b += (l->shared[i].n + LABEL_SHARE_MAX - 1) / LABEL_SHARE_MAX;
+	return b;
+}
+
+void cp_lmeasure_free(struct cp_lmeasure *l)
+{
+	for (size_t i = 0; i < l->nshared; i++)
+		free(l->shared[i].con);
+	free(l->shared);
+	l->shared = NULL;
+	l->nshared = l->capshared = 0;
+}
+
+struct xsum {
+	uint64_t bytes;
+};
+
+static int xsum_one(char *name, char *value, size_t len, void *priv)
+{
+	struct xsum *x = priv;
+	const char *dot = strchr(name, '.');
+
+	(void)value;
+	if (strcmp(name, "security.selinux"))	/* the label replaces it */
+		x->bytes += 16 + ((strlen(dot ? dot + 1 : name) + 3) & ~3u) +
+			    ((len + 3) & ~(size_t)3);
+	return 0;
+}
+
+/* The measure's count for one entry the image holds: a block when the
+ * label pushes its xattrs out of an inode that has no xattr block, or
+ * when its block is shared with other inodes (the write copies it). */
+static errcode_t measure_one(struct cp_ctx *c, ext2_ino_t ino,
+			     const char *con)
+{
+	struct cp_lmeasure *l = c->label_need;
+	ext2_filsys fs = c->img->fs;
+	struct ext2_ext_attr_header *hdr = NULL;
+	struct ext2_xattr_handle *h;
+	struct ext2_inode in;
+	struct xsum x = { 0 };
+	int shared = 0;
+	blk64_t ea = 0;
+	errcode_t err;
+	size_t id;
+
+	e3_fs_lock(c->img);
+	err = ext2fs_read_inode(fs, ino, &in);
+	if (!err && (ea = ext2fs_file_acl_block(fs, &in)) &&
+	    !(err = ext2fs_get_mem(fs->blocksize, &hdr))) {
+		err = ext2fs_read_ext_attr3(fs, ea, hdr, ino);
+		shared = !err && hdr->h_refcount > 1;
+		ext2fs_free_mem(&hdr);
+	}
+	if (!err && (!ea || shared)) {
+		err = ext2fs_xattrs_open(fs, ino, &h);
+		if (!err) {
+			err = ext2fs_xattrs_read(h);
+			if (!err)
+				err = ext2fs_xattrs_iterate(h, xsum_one, &x);
+			ext2fs_xattrs_close(&h);
+		}
+	}
+	e3_fs_unlock(c->img);
+	if (err)
+		return err;
+	if (ea && !shared)
+		return 0;		/* the label joins its own block */
+	pthread_mutex_lock(&l->lock);
+	id = label_id(l, con);
+	pthread_mutex_unlock(&l->lock);
+	/* a shared block is copied on write: a block of its own, unless
+	 * the label alone is left to share */
+	l->blocks += shared && x.bytes ? 1 :
+		     cp_label_room(l, EXT2_INODE_SIZE(fs->super), x.bytes,
+				   label_bytes(con), id);
+	return 0;
+}
+
+/* One entry: its label looked up and set (measure: counted). */
 static errcode_t label_one(struct cp_ctx *c, ext2_ino_t ino, const char *path,
 			   uint16_t mode)
 {
@@ -115,9 +285,19 @@ static errcode_t label_one(struct cp_ctx *c, ext2_ino_t ino, const char *path,
 	if (selabel_lookup(c->label, &con, key, mode) < 0) {
 		err = errno == ENOENT ? 0 : errno ? (errcode_t)errno :
 						   E3_FILE_CONTEXTS_BAD;
+	} else if (c->label_need) {
+		err = measure_one(c, ino, con);
+		freecon(con);
 	} else {
-		err = e3_setxattr(c->img, ino, "security.selinux", con,
-				  strlen(con) + 1);
+		/* the write takes a new xattr block before fs/xattr.c finds
+		 * its shared twin and frees it again, and a freed block is
+		 * reusable only once the journal commits: near the end of
+		 * the free space (where the measure let the copy go), the
+		 * blocks so freed are committed first */
+		err = cp_release_freed(c, 2);
+		if (!err)
+			err = e3_setxattr(c->img, ino, "security.selinux",
+					  con, strlen(con) + 1);
 		freecon(con);
 	}
 	free(key);
@@ -178,12 +358,17 @@ static errcode_t label_root(struct cp_ctx *c, const char *dest_path)
 	}
 	if (!err)
 		err = e3_namei(c->img, path[0] ? path : "/", &ino);
+	if (err && c->label_need && cp_is_missing(err)) {
+		err = 0;	/* measure: made by the copy, counted there */
+		goto out;
+	}
 	if (!err)
 		err = cp_ino_mode(c, ino, &mode);
 	if (!err)
 		err = label_one(c, ino, path[0] ? path : "/", mode);
 	if (!err && LINUX_S_ISDIR(mode))
 		err = label_dir(c, ino, path, 0);
+out:
 	free(path);
 	free(dest);
 	return err;

@@ -149,6 +149,7 @@ struct measure {
 	struct cp_noatime noatime;	/* for cp_openat */
 	char *bad_path;			/* [lock] xattrs too big: who */
 	uint64_t bad_size;		/* [lock] and their bytes */
+	struct cp_lmeasure *label;	/* own lock; NULL: no labels */
 };
 
 /* Room for xattrs inside a large inode (after the 32-byte extra fields
@@ -157,11 +158,14 @@ struct measure {
  * at all are E3_XATTR_TOO_BIG, the first such entry kept in m. */
 static errcode_t xattr_blocks(struct measure *m, int fd, int dirfd,
 			      const char *name, const char *path,
-			      unsigned char *none, uint64_t *blocks)
+			      uint32_t mode, unsigned char *none,
+			      uint64_t *blocks)
 {
 	char names[4096];
+	const char *rel;
 	ssize_t len, v;
-	uint64_t need = 4, one, largest = 0;
+	uint64_t need = 4, one, largest = 0, label = 0;
+	size_t id = SIZE_MAX;
 	errcode_t err;
 
 	*blocks = 0;
@@ -169,11 +173,20 @@ static errcode_t xattr_blocks(struct measure *m, int fd, int dirfd,
 		      : cp_llistxattr_at(dirfd, name, path, names,
 					 sizeof(names), &m->no_xattrat);
 	*none = len == 0;
-	if (len <= 0)
+	/* --file-contexts: the label this entry will get, at its path
+	 * under the destination (a file source: its own name there) */
+	rel = strlen(path) > strlen(m->root) ? path + strlen(m->root) :
+	      strrchr(path, '/') ? strrchr(path, '/') : path;
+	if (m->label)
+		label = cp_label_entry_bytes(m->label, rel, mode, &id);
+	if (len <= 0 && !label)
 		return 0;
-	for (char *p = names; p < names + len; p += strlen(p) + 1) {
+	for (char *p = names; len > 0 && p < names + len;
+	     p += strlen(p) + 1) {
 		const char *dot = strchr(p, '.');
 
+		if (label && !strcmp(p, "security.selinux"))
+			continue;	/* the label replaces it */
 		v = fd >= 0 ? fgetxattr(fd, p, NULL, 0) : lgetxattr(path, p, NULL, 0);
 		if (v < 0)
 			continue;
@@ -183,17 +196,19 @@ static errcode_t xattr_blocks(struct measure *m, int fd, int dirfd,
 		if (one > largest)
 			largest = one;
 	}
-	err = cp_xattr_check(m->bs, m->isz, need, largest);
+	err = cp_xattr_check(m->bs, m->isz, need + label,
+			     label > largest ? label : largest);
 	if (err) {
 		pthread_mutex_lock(&m->lock);
 		if (!m->bad_path) {
 			m->bad_path = strdup(path);
-			m->bad_size = need - 4;
+			m->bad_size = need + label - 4;
 		}
 		pthread_mutex_unlock(&m->lock);
 		return err;
 	}
-	*blocks = cp_xattr_room_blocks(m->isz, need);
+	*blocks = label ? cp_label_room(m->label, m->isz, need - 4, label, id) :
+			  cp_xattr_room_blocks(m->isz, need);
 	return 0;
 }
 
@@ -284,8 +299,8 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 					      (uint64_t)st->st_size);
 			close(fd);
 		}
-		err = xattr_blocks(m, -1, dirfd, d->name, path, &d->no_xattrs,
-				   &xb);
+		err = xattr_blocks(m, -1, dirfd, d->name, path, st->st_mode,
+				   &d->no_xattrs, &xb);
 		if (err)
 			return err;
 		nb += xb;
@@ -302,7 +317,8 @@ static errcode_t measure_entry(struct measure *m, struct dir_sum *ds,
 	nb = 0;
 	if (S_ISLNK(st->st_mode) && st->st_size >= 60)
 		nb = ((uint64_t)st->st_size + m->bs - 1) / m->bs;
-	err = xattr_blocks(m, -1, dirfd, d->name, path, &d->no_xattrs, &xb);
+	err = xattr_blocks(m, -1, dirfd, d->name, path, st->st_mode,
+			   &d->no_xattrs, &xb);
 	if (err)
 		return err;
 	nb += xb;
@@ -377,7 +393,8 @@ static errcode_t measure_dir(struct measure *m, const struct mdir *md,
 	if (!top) {
 		uint64_t xb;
 
-		err = xattr_blocks(m, fd, -1, NULL, md->path, &none, &xb);
+		err = xattr_blocks(m, fd, -1, NULL, md->path,
+				   S_IFDIR | 0755, &none, &xb);
 		if (err) {
 			close(fd);
 			return err;
@@ -511,11 +528,11 @@ static errcode_t measure_file(struct measure *m, const char *src,
 
 errcode_t cp_measure_tree(const char *src, unsigned blocksize,
 			  unsigned inode_size, unsigned threads,
-			  struct cp_listings *keep,
+			  struct cp_listings *keep, struct cp_lmeasure *label,
 			  struct e3_copyin_need *need)
 {
 	struct measure m = { .bs = blocksize, .isz = inode_size, .root = src,
-			     .keep = keep };
+			     .keep = keep, .label = label };
 	pthread_t *tids = NULL;
 	unsigned started = 0;
 	struct stat st;
@@ -597,10 +614,11 @@ errcode_t e3_copyin_measure(const char *const *srcs, size_t nsrcs,
 		if (!err && archive)
 			err = cp_measure_archive(srcs[i], blocksize,
 						 inode_size,
-						 o && o->keep_zeros, &n);
+						 o && o->keep_zeros, NULL,
+						 &n);
 		else if (!err)
 			err = cp_measure_tree(srcs[i], blocksize, inode_size,
-					      threads, NULL, &n);
+					      threads, NULL, NULL, &n);
 		if (err) {
 			need->bad_path = n.bad_path;
 			/* inside an archive: "SRC: entry" */
