@@ -65,6 +65,10 @@ struct e3_defrag_stats {
 	uint64_t blocks_evicted;	/* (counted in blocks_moved too) */
 	uint64_t files_made_room;	/* left for want of room, then moved
 					   into a stretch emptied for them */
+	uint64_t blocks_fragmented;	/* the fragmented payload: blocks of
+					   the files the first plan found
+					   (blocks_moved / this: how often
+					   each was moved, in effect) */
 };
 
 struct e3_defrag_event {
