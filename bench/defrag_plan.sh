@@ -11,7 +11,8 @@
 #   AGED.img   e.g. from: bash bench/age.sh /tmp/dfplan-aged1g.img 1G 1 80
 #   OLD/NEW    e3defrag binaries (e.g. a build of the base commit and this)
 # Rerun on a quiet machine with the same arguments; WORK (default
-# /tmp/dfplan-bench) holds the copies (2 x the image's size, sparse).
+# /tmp/dfplan-bench) holds the copies (2 x the image's size, sparse) and
+# the rows; SUMMARY_ONLY=1 prints the table from WORK's rows again.
 set -eu
 
 aged=$1 old=$2 new=$3 rounds=${4:-3}
@@ -23,7 +24,7 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 
 # the fragmented payload: the blocks of the files a dry run plans (one
 # plan, the image untouched), the same for both builds
-frag=$("$old" -n --json "$aged" 2>/dev/null | python3 -c \
+[ "${SUMMARY_ONLY:-0}" = 1 ] || frag=$("$old" -n --json "$aged" 2>/dev/null | python3 -c \
 	'import json, sys; print(json.load(sys.stdin)["blocks_planned"])')
 
 # one BIN TAG ROUND: a run on a fresh copy; appends a line to $work/rows
@@ -59,7 +60,7 @@ bound() {
 	rm -f "$work/dd.img"
 }
 
-: > "$work/rows"
+[ "${SUMMARY_ONLY:-0}" = 1 ] && rounds=0 || : > "$work/rows"
 for r in $(seq 1 "$rounds"); do
 	if [ $((r % 2)) -eq 1 ]; then
 		one "$old" old "$r"; one "$new" new "$r"

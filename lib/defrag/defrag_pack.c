@@ -32,7 +32,7 @@
  * free space ends in fewer extents for it: the hole filled exactly, or
  * free space on both sides of the file's old place, which joins. Measured
  * on an aged 1 GiB image (bench/age.sh 1G 1 80, free space in 2,626
- * extents): 222-322 extents after the per-file passes alone, 45-76 with
+ * extents): 222-322 extents after the per-file passes alone, 45-88 with
  * the plan and the settling; blocks moved about the same (474,592 to
  * 635,575 against 587,001 to 628,092: runs differ with the journal's
  * commit timing). bench/defrag_plan.sh compares two builds.
