@@ -84,7 +84,7 @@ struct pack {
 	size_t nh, caph;
 	blk64_t frontier;		/* B above */
 	ext2fs_inode_bitmap settled;	/* moved by this pass: not again */
-	int anywhere;			/* contiguous files below B move too */
+	int settle;			/* settling: the gain moves too */
 	uint64_t moved;			/* files moved this round */
 };
 
@@ -398,14 +398,14 @@ static errcode_t round_once(struct pack *p)
 	qsort(p->f, p->nf, sizeof(*p->f), cmp_lo);
 	find_frontier(p);
 	err = fill_low(p);
-	if (!err && !c->rep->interrupted && p->anywhere)
+	if (!err && !c->rep->interrupted && p->settle)
 		err = settle(p);
 	return err;
 }
 
 errcode_t df_pack(struct df_ctx *c, int settle)
 {
-	struct pack p = { .c = c, .anywhere = settle };
+	struct pack p = { .c = c, .settle = settle };
 	errcode_t err;
 
 	e3_fs_lock(c->img);
