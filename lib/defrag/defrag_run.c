@@ -229,7 +229,7 @@ static errcode_t move_all(struct df_ctx *c)
 	 * and so frees nothing, nor for PATHs: other files would move);
 	 * the fix pass then takes what it left */
 	err = 0;
-	if (!o->dry_run && !(o->paths && o->npaths))
+	if (!o->dry_run && !o->no_plan && !(o->paths && o->npaths))
 		err = df_pack(c, 0);
 	if (!err && !c->rep->interrupted)
 		err = fix_pass(c, 0);
@@ -254,7 +254,7 @@ static errcode_t move_all(struct df_ctx *c)
 	}
 	df_room_free(c);
 	/* the holes the fix and room passes left, filled */
-	if (!err && !c->rep->interrupted && !o->dry_run &&
+	if (!err && !c->rep->interrupted && !o->dry_run && !o->no_plan &&
 	    !(o->paths && o->npaths))
 		err = df_pack(c, 1);
 	df_progress(c, 1);
