@@ -65,6 +65,10 @@ struct e3_defrag_stats {
 	uint64_t blocks_evicted;	/* (counted in blocks_moved too) */
 	uint64_t files_made_room;	/* left for want of room, then moved
 					   into a stretch emptied for them */
+	uint64_t blocks_fragmented;	/* the fragmented payload: blocks of
+					   the files the first plan found
+					   (blocks_moved / this: how often
+					   each was moved, in effect) */
 };
 
 struct e3_defrag_event {
@@ -96,6 +100,9 @@ struct e3_defrag_opts {
 	 * policy says (a quarter of the log, or the commit interval). Crash
 	 * tests set 1 so that kills land between many transactions. */
 	unsigned commit_every;
+	/* no placement plan (defrag_pack.c): the per-file passes alone, as
+	 * before it existed; tests set it to reach making room */
+	int no_plan;
 	/* set (e.g. by a signal handler) to stop at the next boundary */
 	volatile sig_atomic_t *stop;
 	void (*event)(void *ctx, const struct e3_defrag_event *ev);

@@ -359,7 +359,7 @@ static void print_text(const struct args *a, const struct e3_defrag_report *r)
 	text_row("largest free extent (blocks)", x, y);
 	if (st->files_compacted || st->files_retried)
 		printf("  free space gathered: %" PRIu64 " contiguous files (%"
-		       PRIu64 " blocks) moved out of holey groups; %" PRIu64 " files moved "
+		       PRIu64 " blocks) moved into holes; %" PRIu64 " files moved "
 		       "into the room made\n", st->files_compacted,
 		       st->blocks_compacted, st->files_retried);
 	if (st->files_evicted || st->files_made_room)
@@ -368,8 +368,13 @@ static void print_text(const struct args *a, const struct e3_defrag_report *r)
 		       "moved into it\n", st->files_evicted, st->blocks_evicted,
 		       st->files_made_room);
 	print_hist(b, have ? af : NULL);
-	printf("  blocks moved %" PRIu64 " in %.2f s\n", st->blocks_moved,
+	printf("  blocks moved %" PRIu64 " in %.2f s", st->blocks_moved,
 	       r->seconds);
+	if (st->blocks_fragmented)
+		printf(" (%.2f x the %" PRIu64 " blocks of the fragmented files)",
+		       (double)st->blocks_moved / st->blocks_fragmented,
+		       st->blocks_fragmented);
+	printf("\n");
 }
 
 static void json_layout(FILE *out, const char *name, const struct e3_layout *l)
@@ -430,12 +435,17 @@ static void print_json(struct args *a, const struct e3_defrag_report *r,
 	       ", \"blocks_compacted\": %" PRIu64 ", \"files_retried\": %" PRIu64
 	       ", \"files_evicted\": %" PRIu64 ", \"blocks_evicted\": %" PRIu64
 	       ", \"files_made_room\": %" PRIu64
+	       ", \"blocks_fragmented\": %" PRIu64
+	       ", \"moved_per_fragmented\": %.3f"
 	       ", \"seconds\": %.3f,\n",
 	       st->files_planned, st->blocks_planned, st->files_moved,
 	       st->files_skipped, st->blocks_moved, st->runs_before,
 	       st->runs_after, st->files_compacted, st->blocks_compacted,
 	       st->files_retried, st->files_evicted, st->blocks_evicted,
-	       st->files_made_room, r->seconds);
+	       st->files_made_room, st->blocks_fragmented,
+	       st->blocks_fragmented ? (double)st->blocks_moved /
+				       st->blocks_fragmented : 0.0,
+	       r->seconds);
 	if (a->files) {
 		fclose(a->files);
 		a->files = NULL;
@@ -550,6 +560,8 @@ int main(int argc, char **argv)
 	if (getenv("E3_DEFRAG_COMMIT_EVERY") &&
 	    !parse_uint(getenv("E3_DEFRAG_COMMIT_EVERY"), 0, UINT32_MAX, &every))
 		a.o.commit_every = (unsigned)every;
+	/* for tests: the per-file passes alone (making room reached) */
+	a.o.no_plan = getenv("E3_DEFRAG_NO_PLAN") != NULL;
 	catch_signals();
 	if (open_maps(&a))
 		return E3_EXIT_ERROR;

@@ -23,6 +23,7 @@ struct df_cand {
 	int no_room;			/* ...for want of room */
 	blk64_t goal;			/* the hole to move into, 0: none */
 	blk64_t moved_to;		/* DF_MOVED: the first block booked */
+	int packed;			/* moved by defrag_pack.c: done */
 };
 
 /* A contiguous file under a group's worth of blocks: one the compaction
@@ -99,6 +100,9 @@ enum df_mode {
 	DF_EVICT,		/* a file under a group's worth of blocks out
 				   of [keep_lo, keep_hi), in no more runs
 				   than it has (defrag_room.c) */
+	DF_PLACE,		/* a file under a group's worth of blocks,
+				   fragmented or not, into exactly one run
+				   starting at cd->goal (defrag_pack.c) */
 };
 /* Moves one candidate (or, dry run, books its target and reports what
  * would happen). A returned error ends the run: the running transaction
@@ -126,7 +130,19 @@ errcode_t df_collect_contig(struct df_ctx *c, struct df_contig **out,
 errcode_t df_room_make(struct df_ctx *c, struct df_cand *cd, int *ready);
 void df_room_free(struct df_ctx *c);
 
+/* defrag_pack.c: the placement plan, before the per-file passes. In
+ * rounds, each from a commit and one inode scan: the holes, lowest
+ * first, are filled best fit with the fragmented files and with the
+ * contiguous files above the packing frontier (where the movable data
+ * would end if packed). Free space so gathers above the frontier, and
+ * each block moves about once. settle (after the per-file passes): also
+ * any contiguous file whose move leaves free space in fewer extents. */
+errcode_t df_pack(struct df_ctx *c, int settle);
+
 /* defrag_run.c, for both passes */
+/* A fragmented candidate moved by another pass than the fix pass:
+ * counted and reported as the fix pass would. */
+void df_fixed(struct df_ctx *c, struct df_cand *cd, uint32_t runs_after);
 int df_should_stop(const struct df_ctx *c);
 void df_progress(struct df_ctx *c, int force);
 /* df_commit: the running transaction now; df_maybe_commit: after every

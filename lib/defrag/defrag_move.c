@@ -228,6 +228,9 @@ static int target_ok(const struct df_move *mv)
 		/* never into the stretch being emptied (defrag_room.c) */
 		return !c->keep_hi || e <= c->keep_lo || s >= c->keep_hi;
 	}
+	if (mv->mode == DF_PLACE)
+		/* the planner's slot, exactly, or not at all */
+		return mv->nruns == 1 && mv->runs[0].start == mv->cd->goal;
 	return mv->nruns < mv->old.runs;
 }
 
@@ -250,7 +253,8 @@ static errcode_t book_target(struct df_move *mv)
 		if ((err = add_run(mv, start, got)))
 			break;
 		/* no better than now: stop asking */
-		if (mv->nruns >= mv->old.runs + (mv->mode != DF_FIX))
+		if (mv->nruns >= mv->old.runs + (mv->mode != DF_FIX) ||
+		    mv->mode == DF_PLACE)
 			break;
 	}
 	e3_rsv_discard(a, &r);
@@ -571,6 +575,9 @@ static errcode_t plan_one(struct df_move *mv, errcode_t *why)
 		      mv->old.groups ? mv->old.groups : 1))
 		return *why = DF_WHY_FINE, 0;
 	if (mv->mode == DF_EVICT &&
+	    mv->old.ndata + mv->old.nmeta >= mv->c->fs->super->s_blocks_per_group)
+		return *why = DF_WHY_FINE, 0;
+	if (mv->mode == DF_PLACE &&
 	    mv->old.ndata + mv->old.nmeta >= mv->c->fs->super->s_blocks_per_group)
 		return *why = DF_WHY_FINE, 0;
 	if (mv->mode == DF_COMPACT &&

@@ -125,6 +125,12 @@ static void account(struct df_ctx *c, struct df_cand *cd,
 		st->noncontig_fixed++;
 }
 
+void df_fixed(struct df_ctx *c, struct df_cand *cd, uint32_t runs_after)
+{
+	account(c, cd, DF_MOVED, runs_after, 0);
+	emit(c, E3_DF_MOVED, cd, 0, runs_after);
+}
+
 errcode_t df_commit(struct df_ctx *c)
 {
 	errcode_t err;
@@ -157,7 +163,7 @@ static errcode_t fix_pass(struct df_ctx *c, int retry)
 	for (size_t i = 0; i < c->norder; i++) {
 		struct df_cand *cd = &c->cand[c->order[i]];
 
-		if (retry && !cd->left)
+		if ((retry && !cd->left) || cd->packed)
 			continue;
 		if (df_should_stop(c)) {
 			c->rep->interrupted = 1;
@@ -219,7 +225,14 @@ static errcode_t move_all(struct df_ctx *c)
 	errcode_t err;
 
 	df_progress(c, 1);
-	err = fix_pass(c, 0);
+	/* the placement plan first (not in a dry run, which moves nothing
+	 * and so frees nothing, nor for PATHs: other files would move);
+	 * the fix pass then takes what it left */
+	err = 0;
+	if (!o->dry_run && !o->no_plan && !(o->paths && o->npaths))
+		err = df_pack(c, 0);
+	if (!err && !c->rep->interrupted)
+		err = fix_pass(c, 0);
 	if (!err && !c->rep->interrupted && !o->dry_run && o->compact &&
 	    !(o->paths && o->npaths)) {
 		err = df_compact(c);
@@ -240,6 +253,10 @@ static errcode_t move_all(struct df_ctx *c)
 			break;
 	}
 	df_room_free(c);
+	/* the holes the fix and room passes left, filled */
+	if (!err && !c->rep->interrupted && !o->dry_run && !o->no_plan &&
+	    !(o->paths && o->npaths))
+		err = df_pack(c, 1);
 	df_progress(c, 1);
 	return err;
 }
@@ -285,6 +302,8 @@ static errcode_t passes(struct df_ctx *c)
 		evicted = st->files_evicted;
 		if ((err = df_plan(c)))
 			break;
+		if (!pass)
+			st->blocks_fragmented = st->blocks_planned;
 		if (pass && !c->norder)
 			break;
 		err = move_all(c);
