@@ -82,6 +82,38 @@ dbg() {
 	done
 }
 
+# backup_descs IMAGE: the first and last block of every backup's group
+# descriptors, a pair a line (read before the descriptors are damaged)
+backup_descs() {
+	dumpe2fs "$1" 2>/dev/null |
+		sed -n 's/^  Backup superblock at [0-9]*, Group descriptors at \([0-9]*\)-\([0-9]*\)$/\1 \2/p'
+}
+
+# everywhere IMAGE BACKUPS CMD: debugfs -w CMD on the primary
+# descriptors, then the primary's descriptor blocks copied over each
+# backup's (BACKUPS from backup_descs): no sound backup is left, so
+# e2fsck (and e3fsck) work from the primary's
+everywhere() {
+	local img=$1 descs=$2 bs first s e
+	bs=$(geo "$img" bs); first=$(geo "$img" first)
+	[ -n "$descs" ] || { echo "no backup descriptors in $img" >&2; return 1; }
+	dbg "$img" "$3" || return 1
+	while read -r s e; do
+		dd if="$img" of="$img" bs="$bs" skip=$((first + 1)) seek="$s" \
+			count=$((e - s + 1)) conv=notrunc status=none || return 1
+	done <<<"$descs"
+}
+
+# group1 IMAGE FIELD: group 1's block_bitmap, inode_bitmap or inode_table
+group1() {
+	local f
+	case $2 in
+	block_bitmap) f='Block bitmap at' ;; inode_bitmap) f='Inode bitmap at' ;;
+	inode_table) f='Inode table at' ;;
+	esac
+	dumpe2fs "$1" 2>/dev/null | sed -n "/^Group 1:/,/^Group 2:/s/^  $f \([0-9]*\).*/\1/p"
+}
+
 # damage KIND IMAGE: build one damage class. Returns 2 for a class that
 # does not apply to this image (a journal on ext2).
 damage() {
@@ -141,6 +173,18 @@ damage() {
 	bitmap_outside) dbg "$img" "set_bg 1 block_bitmap $((first + 3))" ;;
 	ibitmap_outside) dbg "$img" "set_bg 1 inode_bitmap 99999999" ;;
 	itable_outside) dbg "$img" "set_bg 0 inode_table $((first + 3 * bpg))" ;;
+	# the same with every backup's descriptors alike: nothing sound to
+	# fall back on, so the pieces are relocated (check_relocate.c)
+	bb_outside_all) everywhere "$img" "$(backup_descs "$img")" "set_bg 1 block_bitmap $((first + 3))" ;;
+	ib_outside_all) everywhere "$img" "$(backup_descs "$img")" "set_bg 1 inode_bitmap 99999999" ;;
+	it_outside_all) everywhere "$img" "$(backup_descs "$img")" "set_bg 1 inode_table $((first + 3 * bpg))" ;;
+	it_outside_g0) everywhere "$img" "$(backup_descs "$img")" "set_bg 0 inode_table $((first + 3 * bpg))" ;;
+	# inside the group, over other metadata: the inode table over the
+	# group's bitmaps, a block bitmap inside the group's inode table
+	it_overlap) b=$(group1 "$img" block_bitmap)
+		everywhere "$img" "$(backup_descs "$img")" "set_bg 1 inode_table $b" ;;
+	bb_in_itable) b=$(group1 "$img" inode_table)
+		everywhere "$img" "$(backup_descs "$img")" "set_bg 1 block_bitmap $((b + 1))" ;;
 	truncated) truncate -s $(( $(stat -c %s "$img") * 3 / 4 )) "$img" ;;
 	# the journal
 	jnl_pending)
@@ -386,4 +430,31 @@ nobody_owns() {
 	run e3fsck -n "$img"
 	assert_output_has "in use but marked free"
 	refute_output_has "claimed by inode"
+}
+
+@test "bitmaps and inode tables outside their group or over other metadata, every backup alike: verdict as e2fsck -fn, -y relocates them" {
+	local kinds="bb_outside_all ib_outside_all it_outside_all it_outside_g0 it_overlap bb_in_itable"
+	same_verdict $kinds
+	fixed_clean $kinds
+	# -n names the piece; -y moves it to free blocks of its group. The
+	# table is claimed first (e2fsck's order): the bitmaps it covers move
+	local img=$W/reloc.img it bb ib ipb
+	cp "$W/k1e3.img" "$img"
+	damage it_overlap "$img"
+	run e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "group 1's block bitmap at 2306 conflicts with other group metadata"
+	assert_output_has "group 1's inode bitmap at 2307 conflicts"
+	run e3fsck -y "$img"
+	assert_status 1
+	assert_output_has "relocate it"
+	assert_fsck_clean "$img"
+	it=$(group1 "$img" inode_table); bb=$(group1 "$img" block_bitmap)
+	ib=$(group1 "$img" inode_bitmap)
+	ipb=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Inode blocks per group: *//p')
+	[ "$it" -eq 2306 ] || { echo "table moved: $it" >&2; return 1; }
+	for b in $bb $ib; do
+		[ "$b" -gt 2049 ] && [ "$b" -le 4096 ] || { echo "bitmap at $b" >&2; return 1; }
+		[ "$b" -ge $((it + ipb)) ] || { echo "bitmap $b in the table" >&2; return 1; }
+	done
 }

@@ -247,6 +247,25 @@ int chk_inode_used(struct chk_ctx *ctx, ext2_ino_t ino);
 void chk_badblocks_inode(struct chk_worker *w, const struct ext2_inode *in);
 unsigned chk_fix_badblocks(struct chk_ctx *ctx);
 
+/* bitmaps and inode tables in bad places (check_relocate.c). what is
+ * one of: */
+#define CHK_RELOC_BB	0	/* the block bitmap */
+#define CHK_RELOC_IB	1	/* the inode bitmap */
+#define CHK_RELOC_IT	2	/* the inode table */
+/* is group g's piece (or any of its blocks) outside the group? */
+int chk_desc_outside(ext2_filsys fs, dgrp_t g, int what);
+/* Each piece outside its group: reported, and its location dropped (0)
+ * in memory so that no pass reads it. */
+errcode_t chk_drop_outside(struct chk_ctx *ctx);
+/* Group g's piece claims block b, which other metadata holds. */
+void chk_meta_conflict(struct chk_ctx *ctx, dgrp_t g, int what, blk64_t b);
+/* -y: new places for the reported pieces (first of a round's fixes).
+ * Non-zero when one could not be moved: the round applies no other fix. */
+int chk_relocate(struct chk_ctx *ctx);
+/* Before the round's close: dropped locations not moved go back as they
+ * were, so the descriptors are never written with a 0. */
+void chk_relocate_undo(struct chk_ctx *ctx);
+
 /* group-metadata map (check_super.c) */
 errcode_t chk_mark_metadata(struct chk_ctx *ctx);
 void chk_progress(struct chk_ctx *ctx, int pass, uint64_t done, uint64_t total);

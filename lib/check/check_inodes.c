@@ -882,8 +882,12 @@ static void scan_group(struct chk_worker *w, dgrp_t g)
 
 		if (n > chunk)
 			n = chunk;
-		if (chk_pread(w->fd, w->ibuf, (size_t)n * ctx->bs,
-			      (uint64_t)(it + b) * ctx->bs) == EIO) {
+		/* a table dropped for lying outside its group reads as
+		 * unused inodes, as e2fsck skips it (check_relocate.c) */
+		if (!it)
+			memset(w->ibuf, 0, (size_t)n * ctx->bs);
+		else if (chk_pread(w->fd, w->ibuf, (size_t)n * ctx->bs,
+				   (uint64_t)(it + b) * ctx->bs) == EIO) {
 			w->err = EIO;
 			return;
 		}
