@@ -479,3 +479,41 @@ old_style_image() {
 	run e3fsck --help
 	assert_output_has "--jobs N"
 }
+
+# spill_base IMAGE BLOCKSIZE TYPE: small groups, and enough files that
+# group 1's inodes are in use
+spill_base() {
+	local i
+	if [ ! -d "$R/spill" ]; then
+		mkdir -p "$R/spill/d" "$R/spill/e" || return 1
+		for i in $(seq 1 150); do echo "$i" > "$R/spill/d/f$i"; done
+		echo hi > "$R/spill/e/x"
+	fi
+	mke2fs -q -F -t "$3" -b "$2" -g $(($2 == 1024 ? 2048 : 1024)) -N 512 \
+		-d "$R/spill" "$1" 16M >/dev/null 2>&1 || return 1
+}
+
+@test "repair parity: a group's inode table outside the group or over its bitmaps, every backup alike: relocated, inodes lost as e2fsck loses them" {
+	local bs type img first bpg bb
+	for bs in 1024 4096; do
+		for type in ext2 ext3; do
+			img=$R/reloc-$bs-$type.img
+			spill_base "$img" "$bs" "$type"
+			first=$((bs == 1024)); bpg=$((bs == 1024 ? 2048 : 1024))
+			[ "$(dumpe2fs "$img" 2>/dev/null | sed -n '/^Group 1:/,/^Group 2:/s/^  \([0-9]*\) free blocks, \([0-9]*\) free inodes.*/\2/p')" -lt \
+			  "$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Inodes per group: *//p')" ]
+			cp "$img" "$img.0"
+			# outside: the group's inodes cannot be read
+			set_bg_everywhere "$img" "set_bg 1 inode_table $((first + 3 * bpg))"
+			run e3fsck -n "$img"
+			assert_status 4
+			assert_output_has "group 1's inode table at $((first + 3 * bpg)) is not in the group"
+			repaired_like_e2fsck "$img"
+			# over the group's bitmaps: they move, the table stays
+			cp "$img.0" "$img"
+			bb=$(dumpe2fs "$img" 2>/dev/null | sed -n '/^Group 1:/,/^Group 2:/s/^  Block bitmap at \([0-9]*\).*/\1/p')
+			set_bg_everywhere "$img" "set_bg 1 inode_table $bb"
+			repaired_like_e2fsck "$img"
+		done
+	done
+}

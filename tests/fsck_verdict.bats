@@ -82,28 +82,6 @@ dbg() {
 	done
 }
 
-# backup_descs IMAGE: the first and last block of every backup's group
-# descriptors, a pair a line (read before the descriptors are damaged)
-backup_descs() {
-	dumpe2fs "$1" 2>/dev/null |
-		sed -n 's/^  Backup superblock at [0-9]*, Group descriptors at \([0-9]*\)-\([0-9]*\)$/\1 \2/p'
-}
-
-# everywhere IMAGE BACKUPS CMD: debugfs -w CMD on the primary
-# descriptors, then the primary's descriptor blocks copied over each
-# backup's (BACKUPS from backup_descs): no sound backup is left, so
-# e2fsck (and e3fsck) work from the primary's
-everywhere() {
-	local img=$1 descs=$2 bs first s e
-	bs=$(geo "$img" bs); first=$(geo "$img" first)
-	[ -n "$descs" ] || { echo "no backup descriptors in $img" >&2; return 1; }
-	dbg "$img" "$3" || return 1
-	while read -r s e; do
-		dd if="$img" of="$img" bs="$bs" skip=$((first + 1)) seek="$s" \
-			count=$((e - s + 1)) conv=notrunc status=none || return 1
-	done <<<"$descs"
-}
-
 # group1 IMAGE FIELD: group 1's block_bitmap, inode_bitmap or inode_table
 group1() {
 	local f
@@ -175,16 +153,16 @@ damage() {
 	itable_outside) dbg "$img" "set_bg 0 inode_table $((first + 3 * bpg))" ;;
 	# the same with every backup's descriptors alike: nothing sound to
 	# fall back on, so the pieces are relocated (check_relocate.c)
-	bb_outside_all) everywhere "$img" "$(backup_descs "$img")" "set_bg 1 block_bitmap $((first + 3))" ;;
-	ib_outside_all) everywhere "$img" "$(backup_descs "$img")" "set_bg 1 inode_bitmap 99999999" ;;
-	it_outside_all) everywhere "$img" "$(backup_descs "$img")" "set_bg 1 inode_table $((first + 3 * bpg))" ;;
-	it_outside_g0) everywhere "$img" "$(backup_descs "$img")" "set_bg 0 inode_table $((first + 3 * bpg))" ;;
+	bb_outside_all) set_bg_everywhere "$img" "set_bg 1 block_bitmap $((first + 3))" ;;
+	ib_outside_all) set_bg_everywhere "$img" "set_bg 1 inode_bitmap 99999999" ;;
+	it_outside_all) set_bg_everywhere "$img" "set_bg 1 inode_table $((first + 3 * bpg))" ;;
+	it_outside_g0) set_bg_everywhere "$img" "set_bg 0 inode_table $((first + 3 * bpg))" ;;
 	# inside the group, over other metadata: the inode table over the
 	# group's bitmaps, a block bitmap inside the group's inode table
 	it_overlap) b=$(group1 "$img" block_bitmap)
-		everywhere "$img" "$(backup_descs "$img")" "set_bg 1 inode_table $b" ;;
+		set_bg_everywhere "$img" "set_bg 1 inode_table $b" ;;
 	bb_in_itable) b=$(group1 "$img" inode_table)
-		everywhere "$img" "$(backup_descs "$img")" "set_bg 1 block_bitmap $((b + 1))" ;;
+		set_bg_everywhere "$img" "set_bg 1 block_bitmap $((b + 1))" ;;
 	truncated) truncate -s $(( $(stat -c %s "$img") * 3 / 4 )) "$img" ;;
 	# the journal
 	jnl_pending)
