@@ -239,6 +239,8 @@ enum e3_problem_code {
 					   outside the filesystem */
 	E3P_BB_METADATA,		/* ... or group metadata */
 	E3P_INO_DIR_EMPTY,		/* a directory without a block */
+	E3P_INO_REALLY_DIR,		/* a special file whose block is a
+					   directory's first */
 	/* pass 3: directories */
 	E3P_DIR_BAD_REC_LEN = 300,
 	E3P_DIR_BAD_NAME_LEN,

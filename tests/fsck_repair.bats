@@ -517,3 +517,18 @@ spill_base() {
 		done
 	done
 }
+
+@test "repair parity: a directory whose mode says socket, FIFO or device is made a directory again, its entries in place (not sent to lost+found)" {
+	local m img
+	for m in 0140755 010755 020755 060755; do
+		img=$R/rdir-$m.img
+		on_cbase "rdir-$m" "sif /c mode $m"
+		run e3fsck -n "$img"
+		assert_status 4
+		assert_output_has "but it looks like it is really a directory"
+		repaired_like_e2fsck "$img"
+		[ "$(debugfs -R 'ls -l /c' "$img" 2>/dev/null)" = "$(debugfs -R 'ls -l /c' "$img.e2" 2>/dev/null)" ]
+		[ "$(debugfs -R 'ls /lost+found' "$img" 2>/dev/null)" = "$(debugfs -R 'ls /lost+found' "$img.e2" 2>/dev/null)" ]
+		debugfs -R 'stat /c' "$img" 2>/dev/null | grep -q 'Type: directory'
+	done
+}

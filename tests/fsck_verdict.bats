@@ -163,6 +163,13 @@ damage() {
 		set_bg_everywhere "$img" "set_bg 1 inode_table $b" ;;
 	bb_in_itable) b=$(group1 "$img" inode_table)
 		set_bg_everywhere "$img" "set_bg 1 block_bitmap $((b + 1))" ;;
+	# a directory whose mode says special file (e2fsck: "is really a
+	# directory"); a device's number that happens to name a directory
+	# block stays a device (one link, nothing past i_block[3])
+	sock_dir) dbg "$img" "sif /d mode 0140755" ;;
+	fifo_dir) dbg "$img" "sif /d mode 010755" ;;
+	bdev_dir) dbg "$img" "sif /d mode 060755" ;;
+	cdev_dev) dbg "$img" "sif /cdev block[0] $(debugfs -R 'bmap /d 0' "$img" 2>/dev/null)" ;;
 	truncated) truncate -s $(( $(stat -c %s "$img") * 3 / 4 )) "$img" ;;
 	# the journal
 	jnl_pending)
@@ -435,4 +442,14 @@ nobody_owns() {
 		[ "$b" -gt 2049 ] && [ "$b" -le 4096 ] || { echo "bitmap at $b" >&2; return 1; }
 		[ "$b" -ge $((it + ipb)) ] || { echo "bitmap $b in the table" >&2; return 1; }
 	done
+}
+
+@test "a directory whose mode says socket, FIFO or device: verdict as e2fsck -fn, -y makes it a directory again" {
+	same_verdict sock_dir fifo_dir bdev_dir cdev_dev
+	fixed_clean sock_dir fifo_dir bdev_dir
+	local img=$W/rd.img
+	cp "$W/k4e3.img" "$img"
+	damage cdev_dev "$img"
+	run e3fsck -n "$img"
+	assert_status 0
 }

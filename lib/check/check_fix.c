@@ -245,6 +245,9 @@ static void set_field(struct chk_ctx *ctx, struct e3_finding *f)
 		in.i_size = f->num2 & 0xffffffffu;
 		in.i_size_high = f->num2 >> 32;
 		break;
+	case E3P_INO_REALLY_DIR:
+		in.i_mode = (in.i_mode & 07777) | LINUX_S_IFDIR;
+		break;
 	case E3P_INO_DIR_SIZE:
 		in.i_size = (f->num + ctx->bs - 1) / ctx->bs * ctx->bs;
 		break;

@@ -743,9 +743,58 @@ static void check_flags(struct chk_worker *w, ext2_ino_t ino,
 	}
 }
 
+/* A device, FIFO or socket whose first block is a directory's first
+ * block ("." naming the inode, then ".."): a directory whose mode was
+ * damaged, as e2fsck 1.47 judges it (learned from its behaviour). Every
+ * block pointer must be a block that can hold data; a device with one
+ * link and pointers only where a device number may sit is a device.
+ * Returns the type's name, or NULL. */
+static const char *really_dir(struct chk_worker *w, ext2_ino_t ino,
+			      const struct ext2_inode *in)
+{
+	struct chk_ctx *ctx = w->ctx;
+	const unsigned char *buf = w->bbuf[0];
+	int dev = LINUX_S_ISCHR(in->i_mode) || LINUX_S_ISBLK(in->i_mode);
+	int not_device = 0;
+	unsigned i, rec, rec2, bs = ctx->bs;
+
+	if ((!dev && !LINUX_S_ISFIFO(in->i_mode) &&
+	     !LINUX_S_ISSOCK(in->i_mode)) || !in->i_block[0])
+		return NULL;
+	for (i = 0; i < EXT2_N_BLOCKS; i++) {
+		blk64_t b = in->i_block[i];
+
+		if (!b)
+			continue;
+		if (i >= 4)
+			not_device = 1;
+		if (b < ctx->fs->super->s_first_data_block ||
+		    b >= ctx->nblocks || chk_bit(&ctx->meta, b))
+			return NULL;
+	}
+	if (dev && in->i_links_count == 1 && !not_device)
+		return NULL;
+	if (chk_read_block(ctx, w->fd, in->i_block[0], w->bbuf[0]))
+		return NULL;
+	rec = buf[4] | buf[5] << 8;
+	if (buf[6] != 1 || buf[8] != '.' || rec < 12 || rec % 4 ||
+	    rec >= bs - 12 ||
+	    (buf[0] | buf[1] << 8 | buf[2] << 16 | (uint32_t)buf[3] << 24) != ino)
+		return NULL;
+	rec2 = buf[rec + 4] | buf[rec + 5] << 8;
+	if (buf[rec + 6] != 2 || buf[rec + 8] != '.' || buf[rec + 9] != '.' ||
+	    rec2 < 12 || rec2 % 4)
+		return NULL;
+	return LINUX_S_ISCHR(in->i_mode) ? "character device" :
+	       LINUX_S_ISBLK(in->i_mode) ? "block device" :
+	       LINUX_S_ISFIFO(in->i_mode) ? "named pipe" : "socket";
+}
+
 static void check_inode(struct chk_worker *w, ext2_ino_t ino,
 			const struct ext2_inode *in)
 {
+	struct ext2_inode as_dir;
+	const char *was;
 	struct chk_ctx *ctx = w->ctx;
 	uint16_t *ci = &ctx->ist[ino];
 	struct e3_finding *f;
@@ -789,6 +838,19 @@ static void check_inode(struct chk_worker *w, ext2_ino_t ino,
 			f->num = in->i_flags;
 		*ci |= CI_BAD;
 		return;
+	}
+	if ((was = really_dir(w, ino, in))) {
+		if ((f = wadd(w, E3P_INO_REALLY_DIR, ino)))
+			f->name = strdup(was);
+		/* -y makes it a directory (check_fix.c): the passes judge it
+		 * as one from here on, as e2fsck does once it said yes */
+		if (ctx->opts.mode == E3_CHECK_YES) {
+			as_dir = *in;
+			as_dir.i_mode = (in->i_mode & 07777) | LINUX_S_IFDIR;
+			in = &as_dir;
+			*ci = (*ci & ~(7u << CI_TYPE_SHIFT)) |
+			      EXT2_FT_DIR << CI_TYPE_SHIFT;
+		}
 	}
 	check_fields(w, ino, in);
 	check_flags(w, ino, in);
