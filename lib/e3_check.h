@@ -277,6 +277,8 @@ enum e3_problem_code {
 	E3P_REF_LINKS = 500,
 	E3P_REF_UNATTACHED,
 	E3P_REF_UNATTACHED_EMPTY,
+	E3P_REF_DIR_NLINK,		/* over 65,000 subdirectories, and
+					   no dir_nlink feature */
 	/* pass 6: bitmaps and summaries */
 	E3P_BMAP_BLOCK_USED = 600,	/* used but marked free */
 	E3P_BMAP_BLOCK_FREE,		/* free but marked used */

@@ -532,3 +532,34 @@ spill_base() {
 		debugfs -R 'stat /c' "$img" 2>/dev/null | grep -q 'Type: directory'
 	done
 }
+
+@test "repair parity: a directory with 65,600 subdirectories (its count wrapped to 66): dir_nlink set and the count 1, as e2fsck -fy; writers refuse the result" {
+	local img=$R/nlink.img
+	mkdir -p "$R/nl/d"
+	mke2fs -q -F -t ext3 -b 1024 -N 66000 -d "$R/nl" "$img" 90M
+	# the library writer: a 16-bit count after 65,600 more links holds 66
+	run "$E3_TOP/bench/manydirs" "$img" /d 65600
+	assert_status 0
+	[ "$(debugfs -R 'stat /d' "$img" 2>/dev/null | sed -n 's/.*Links: \([0-9]*\).*/\1/p')" -eq 66 ]
+	run e2fsck -fn "$img"
+	assert_status 4
+	assert_output_has "Directory exceeds max links, but no DIR_NLINK feature"
+	run e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "directory 12 has 65602 links, more than 65000, but the dir_nlink feature is not set"
+	assert_output_has "ref count is 66, should be 1"
+	repaired_like_e2fsck "$img"
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem features:.* dir_nlink'
+	[ "$(debugfs -R 'stat /d' "$img" 2>/dev/null | sed -n 's/.*Links: \([0-9]*\).*/\1/p')" -eq 1 ]
+	run e3fsck -n "$img"
+	assert_status 0
+	# and e3fsck checks what e2fsck -fy left (it indexed /d too)
+	run e3fsck -n "$img.e2"
+	assert_status 0
+	# dir_nlink is no ext3 feature: the writers refuse the image
+	echo x > "$R/nl/x"
+	run e3cp "$R/nl/x" "$img:/"
+	assert_status 8
+	assert_output_has "feature"
+	rm -f "$img" "$img.e2"
+}

@@ -443,6 +443,11 @@ static void fix_inodes(struct chk_ctx *ctx)
 			ext2fs_mark_super_dirty(ctx->fs);
 			done(ctx, f);
 			break;
+		case E3P_REF_DIR_NLINK:	/* the count itself: E3P_REF_LINKS */
+			ext2fs_set_feature_dir_nlink(ctx->fs->super);
+			ext2fs_mark_super_dirty(ctx->fs);
+			done(ctx, f);
+			break;
 		case E3P_SB_UNUSABLE:	/* the flush rewrites the primary */
 			ext2fs_mark_super_dirty(ctx->fs);
 			done(ctx, f);

@@ -26,8 +26,11 @@ struct feat_name {
 	EXT2_FEATURE_COMPAT_DIR_INDEX | EXT2_FEATURE_COMPAT_LAZY_BG)
 #define OK_INCOMPAT (EXT2_FEATURE_INCOMPAT_FILETYPE | \
 	EXT3_FEATURE_INCOMPAT_RECOVER)
+/* dir_nlink is no ext3 feature, but e2fsck sets it on a directory with
+ * more than 65,000 subdirectories and so do we (check_refs.c): such an
+ * image is checked (the writers still refuse it) */
 #define OK_RO_COMPAT (EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER | \
-	EXT2_FEATURE_RO_COMPAT_LARGE_FILE)
+	EXT2_FEATURE_RO_COMPAT_LARGE_FILE | EXT4_FEATURE_RO_COMPAT_DIR_NLINK)
 
 static const struct feat_name feat_names[] = {
 	{ 0, 0x0200, "sparse_super2" }, { 0, 0x0400, "fast_commit" },
