@@ -161,6 +161,10 @@ damage() {
 	# group's bitmaps, a block bitmap inside the group's inode table
 	it_overlap) b=$(group1 "$img" block_bitmap)
 		set_bg_everywhere "$img" "set_bg 1 inode_table $b" ;;
+	# a bitmap on the superblock, inside group 0: e2fsck's descriptor
+	# check refuses it, so a sound backup is used; with none, relocated
+	ib_on_super) dbg "$img" "set_bg 0 inode_bitmap $first" ;;
+	ib_on_super_all) set_bg_everywhere "$img" "set_bg 0 inode_bitmap $first" ;;
 	bb_in_itable) b=$(group1 "$img" inode_table)
 		set_bg_everywhere "$img" "set_bg 1 block_bitmap $((b + 1))" ;;
 	# a directory whose mode says special file (e2fsck: "is really a
@@ -418,9 +422,11 @@ nobody_owns() {
 }
 
 @test "bitmaps and inode tables outside their group or over other metadata, every backup alike: verdict as e2fsck -fn, -y relocates them" {
-	local kinds="bb_outside_all ib_outside_all it_outside_all it_outside_g0 it_overlap bb_in_itable"
+	local kinds="bb_outside_all ib_outside_all it_outside_all it_outside_g0 it_overlap bb_in_itable ib_on_super"
 	same_verdict $kinds
-	fixed_clean $kinds
+	# not compared: on the 4 KiB ext2 base e2fsck -n relocates this one
+	# (no question asked), fails to write it and exits 0
+	fixed_clean $kinds ib_on_super_all
 	# -n names the piece; -y moves it to free blocks of its group. The
 	# table is claimed first (e2fsck's order): the bitmaps it covers move
 	local img=$W/reloc.img it bb ib ipb

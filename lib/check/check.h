@@ -137,6 +137,9 @@ struct chk_ctx {
 	unsigned jnl_rounds;		/* rounds that cleared or recreated the
 					   journal: not counted in MAX_ROUNDS */
 	struct chk_io io;		/* read-write checks only */
+	/* per group, the CHK_RELOC_* pieces (bit 1 << what) dropped this
+	 * round for lying outside the group, or NULL (check_relocate.c) */
+	unsigned char *dropped;
 };
 
 #define CHK_ITABLE_CHUNK 16	/* inode-table blocks per read */
@@ -257,6 +260,8 @@ int chk_desc_outside(ext2_filsys fs, dgrp_t g, int what);
 /* Each piece outside its group: reported, and its location dropped (0)
  * in memory so that no pass reads it. */
 errcode_t chk_drop_outside(struct chk_ctx *ctx);
+/* was group g's piece dropped? (its location reads 0 then) */
+int chk_dropped(const struct chk_ctx *ctx, dgrp_t g, int what);
 /* Group g's piece claims block b, which other metadata holds. */
 void chk_meta_conflict(struct chk_ctx *ctx, dgrp_t g, int what, blk64_t b);
 /* -y: new places for the reported pieces (first of a round's fixes).

@@ -64,7 +64,8 @@ static const char *meta_kind(struct chk_ctx *ctx, blk64_t b)
 	if (b == ext2fs_inode_bitmap_loc(fs, g))
 		return "an inode bitmap";
 	it = ext2fs_inode_table_loc(fs, g);
-	if (it && b >= it && b < it + fs->inode_blocks_per_group)
+	if (!chk_dropped(ctx, g, CHK_RELOC_IT) && b >= it &&
+	    b < it + fs->inode_blocks_per_group)
 		return "an inode table";
 	return NULL;
 }

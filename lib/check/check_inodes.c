@@ -946,7 +946,7 @@ static void scan_group(struct chk_worker *w, dgrp_t g)
 			n = chunk;
 		/* a table dropped for lying outside its group reads as
 		 * unused inodes, as e2fsck skips it (check_relocate.c) */
-		if (!it)
+		if (chk_dropped(ctx, g, CHK_RELOC_IT))
 			memset(w->ibuf, 0, (size_t)n * ctx->bs);
 		else if (chk_pread(w->fd, w->ibuf, (size_t)n * ctx->bs,
 				   (uint64_t)(it + b) * ctx->bs) == EIO) {

@@ -73,6 +73,11 @@ int chk_desc_outside(ext2_filsys fs, dgrp_t g, int what)
 	return b < first || b > last || b + n - 1 > last;
 }
 
+int chk_dropped(const struct chk_ctx *ctx, dgrp_t g, int what)
+{
+	return ctx->dropped && (ctx->dropped[g] >> what) & 1;
+}
+
 errcode_t chk_drop_outside(struct chk_ctx *ctx)
 {
 	ext2_filsys fs = ctx->fs;
@@ -80,6 +85,10 @@ errcode_t chk_drop_outside(struct chk_ctx *ctx)
 	dgrp_t g;
 	int what;
 
+	free(ctx->dropped);
+	ctx->dropped = calloc(fs->group_desc_count, 1);
+	if (!ctx->dropped)
+		return ENOMEM;
 	for (g = 0; g < fs->group_desc_count; g++) {
 		for (what = CHK_RELOC_BB; what <= CHK_RELOC_IT; what++) {
 			if (!chk_desc_outside(fs, g, what))
@@ -92,6 +101,7 @@ errcode_t chk_drop_outside(struct chk_ctx *ctx)
 			f->num = what;
 			/* never read: the passes see "no such block" */
 			set_loc(fs, g, what, 0);
+			ctx->dropped[g] |= 1 << what;
 		}
 	}
 	return 0;

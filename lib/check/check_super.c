@@ -149,22 +149,16 @@ static errcode_t open_at(struct chk_ctx *ctx, blk64_t super, unsigned bs,
 			    unix_io_manager, ret);
 }
 
-/* Group-descriptor sanity needed before anything else can be read: each
- * group's bitmaps and inode table inside the group. Returns the first
- * problem as text, or NULL. */
+/* Group-descriptor sanity needed before anything else can be read, as
+ * e2fsck judges it (libext2fs' ext2fs_check_desc: each group's bitmaps
+ * and inode table inside the group and on blocks no other metadata
+ * holds), so that a backup is used exactly when e2fsck uses one. Returns
+ * the first problem as text, or NULL. */
 static const char *desc_unusable(ext2_filsys fs)
 {
-	dgrp_t g;
+	errcode_t err = ext2fs_check_desc(fs);
 
-	for (g = 0; g < fs->group_desc_count; g++) {
-		if (chk_desc_outside(fs, g, CHK_RELOC_BB))
-			return "block bitmap outside its group";
-		if (chk_desc_outside(fs, g, CHK_RELOC_IB))
-			return "inode bitmap outside its group";
-		if (chk_desc_outside(fs, g, CHK_RELOC_IT))
-			return "inode table outside its group";
-	}
-	return NULL;
+	return err ? error_message(err) : NULL;
 }
 
 static errcode_t open_backup(struct chk_ctx *ctx, const char *why)
@@ -322,11 +316,11 @@ static void mark_range(struct chk_ctx *ctx, dgrp_t g, int what, blk64_t blk,
 /* Marks every group's superblock copy, descriptors (and reserved GDT
  * blocks), then per group its inode table and bitmaps, in ctx->meta,
  * reporting overlaps (e2fsck's order: check_relocate.c). A location
- * dropped because it was outside its group (0) claims nothing. */
+ * dropped because it was outside its group claims nothing. */
 errcode_t chk_mark_metadata(struct chk_ctx *ctx)
 {
 	ext2_filsys fs = ctx->fs;
-	blk64_t super, old_desc, new_desc, n, b;
+	blk64_t super, old_desc, new_desc, n;
 	blk_t used;
 	dgrp_t g;
 
@@ -345,13 +339,16 @@ errcode_t chk_mark_metadata(struct chk_ctx *ctx)
 			mark_range(ctx, g, -1, new_desc, 1);
 	}
 	for (g = 0; g < fs->group_desc_count; g++) {
-		if ((b = ext2fs_inode_table_loc(fs, g)))
-			mark_range(ctx, g, CHK_RELOC_IT, b,
+		if (!chk_dropped(ctx, g, CHK_RELOC_IT))
+			mark_range(ctx, g, CHK_RELOC_IT,
+				   ext2fs_inode_table_loc(fs, g),
 				   fs->inode_blocks_per_group);
-		if ((b = ext2fs_block_bitmap_loc(fs, g)))
-			mark_range(ctx, g, CHK_RELOC_BB, b, 1);
-		if ((b = ext2fs_inode_bitmap_loc(fs, g)))
-			mark_range(ctx, g, CHK_RELOC_IB, b, 1);
+		if (!chk_dropped(ctx, g, CHK_RELOC_BB))
+			mark_range(ctx, g, CHK_RELOC_BB,
+				   ext2fs_block_bitmap_loc(fs, g), 1);
+		if (!chk_dropped(ctx, g, CHK_RELOC_IB))
+			mark_range(ctx, g, CHK_RELOC_IB,
+				   ext2fs_inode_bitmap_loc(fs, g), 1);
 	}
 	return 0;
 }
