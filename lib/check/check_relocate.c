@@ -176,11 +176,9 @@ int chk_relocate(struct chk_ctx *ctx)
 	for (pass = CHK_RELOC_BB; pass <= CHK_RELOC_IT; pass++)
 	for (i = 0; i < rep->n_findings; i++) {
 		struct e3_finding *f = &rep->findings[i];
-		int what = (int)f->num;
+		int what = (int)f->num, moved = f->code == E3P_GD_OVERLAP;
 		blk64_t n = what == CHK_RELOC_IT ? fs->inode_blocks_per_group : 1;
 		blk64_t nb, b;
-
-		int moved = f->code == E3P_GD_OVERLAP;
 
 		/* a superblock copy or descriptors (what < 0) sit where the
 		 * geometry puts them: nothing to move */
