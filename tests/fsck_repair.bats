@@ -563,3 +563,35 @@ spill_base() {
 	assert_output_has "feature"
 	rm -f "$img" "$img.e2"
 }
+
+@test "repair parity: a directory with an 8-block hole is filled in one round (was one block a round, past the round limit)" {
+	local img=$R/holes.img i
+	mkdir -p "$R/ht/big"
+	for i in $(seq 1 300); do : > "$R/ht/big/$(printf 'name-%040d' "$i")"; done
+	mke2fs -q -F -t ext3 -b 1024 -O ^dir_index -d "$R/ht" "$img" 8M
+	for i in 2 3 4 5 6 7 8 9; do
+		debugfs -w -R "sif /big block[$i] 0" "$img" >/dev/null 2>&1
+	done
+	run e3fsck -n "$img"
+	assert_status 4
+	[ "$(grep -c 'has a hole at block' <<<"$output")" -eq 8 ]
+	repaired_like_e2fsck "$img"
+	refute_output_has "not fixed"
+}
+
+@test "repair parity: a file's EA block on the bad-block list gets a copy of its own, as e2fsck clones it" {
+	local img=$R/bbea.img b
+	mkdir -p "$R/bt"; echo data > "$R/bt/f"
+	mke2fs -q -F -t ext3 -b 1024 -d "$R/bt" "$img" 4M
+	debugfs -w -R "ea_set /f user.a $(printf 'v%.0s' $(seq 1 300))" "$img" >/dev/null 2>&1
+	b=$(debugfs -R 'stat /f' "$img" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
+	[ "$b" -gt 0 ]
+	debugfs -w -R "sif <1> block[0] $b" "$img" >/dev/null 2>&1
+	debugfs -w -R "sif <1> blocks 2" "$img" >/dev/null 2>&1
+	run e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "block $b is claimed by inode 1 and by inode 12"
+	repaired_like_e2fsck "$img"
+	[ "$(debugfs -R 'stat /f' "$img" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')" -ne "$b" ]
+	[ "$(debugfs -R 'ea_get /f user.a' "$img" 2>/dev/null | tr -d '\n' | grep -o v | wc -l)" -eq 300 ]
+}

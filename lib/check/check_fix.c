@@ -165,8 +165,36 @@ static int fix_block_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
 	return BLOCK_CHANGED;
 }
 
+/* The inode's EA block, when it is one of the blocks to clone (another
+ * inode's data, or on the bad-block list, also claims it): the inode
+ * gets a copy of its own, as e2fsck's clone gives it one. The copy has
+ * this one reference; the others keep the old block (and are cloned on
+ * their own findings). */
+static void clone_ea_block(struct chk_ctx *ctx, ext2_ino_t ino,
+			   const blk64_t *clone, size_t nclone, unsigned char *buf)
+{
+	ext2_filsys fs = ctx->fs;
+	struct ext2_ext_attr_header *h = (void *)buf;
+	struct ext2_inode in;
+	blk64_t old, nb;
+
+	if (rw_inode(ctx, ino, &in, 0) || !(old = ext2fs_file_acl_block(fs, &in)) ||
+	    !in_list(clone, nclone, old))
+		return;
+	if (ext2fs_new_block2(fs, old, fs->block_map, &nb) ||
+	    io_channel_read_blk64(fs->io, old, 1, buf))
+		return;
+	h->h_refcount = ext2fs_cpu_to_le32(1);
+	if (io_channel_write_blk64(fs->io, nb, 1, buf))
+		return;
+	ext2fs_block_alloc_stats2(fs, nb, +1);
+	ext2fs_file_acl_block_set(fs, &in, nb);
+	rw_inode(ctx, ino, &in, 1);
+}
+
 /* Rewrites one inode's block map: illegal pointers cleared, the listed
- * blocks (and any in group metadata) cloned into fresh blocks. */
+ * blocks (and any in group metadata) cloned into fresh blocks, its EA
+ * block too when listed. */
 static void fix_blocks(struct chk_ctx *ctx, ext2_ino_t ino, const blk64_t *clone,
 		       size_t nclone, int keep_first)
 {
@@ -176,6 +204,8 @@ static void fix_blocks(struct chk_ctx *ctx, ext2_ino_t ino, const blk64_t *clone
 	if (!bf.buf)
 		return;
 	ext2fs_block_iterate3(ctx->fs, ino, 0, NULL, fix_block_cb, &bf);
+	if (nclone && !keep_first)
+		clone_ea_block(ctx, ino, clone, nclone, bf.buf);
 	free(bf.buf);
 }
 

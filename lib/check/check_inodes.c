@@ -23,13 +23,15 @@
 #define EXT4_EXTENTS_FL_ 0x00080000
 #define EXT4_INLINE_FL_ 0x10000000
 
+#define CHK_DIR_HOLES_MAX 1024	/* per directory and round */
+
 struct fstate {			/* one file's walk in pass 2 */
 	struct chk_worker *w;
 	ext2_ino_t ino;
 	int is_dir;
 	e2_blkcnt_t last_lblk;
 	e2_blkcnt_t next_dir;	/* directories: next logical block expected */
-	int hole_reported;
+	unsigned holes;		/* directory holes reported */
 	struct e3_runs runs;	/* the layout figures (lib/inspect) */
 };
 
@@ -89,11 +91,14 @@ static int visit(struct chk_walk *wk, blk64_t b, e2_blkcnt_t lblk)
 	if (st->is_dir) {
 		struct chk_dblk d = { st->ino, b, (uint32_t)lblk };
 
-		if (lblk > st->next_dir && !st->hole_reported) {
-			st->hole_reported = 1;
+		/* every missing block, as e2fsck allocates each ("unallocated
+		 * block #N"): one a round left a 16-block gap to the round
+		 * limit. A cap, so that a pointer far out (garbage) costs
+		 * rounds rather than memory */
+		for (; lblk > st->next_dir && st->holes < CHK_DIR_HOLES_MAX;
+		     st->next_dir++, st->holes++)
 			if ((f = wadd(w, E3P_INO_DIR_HOLE, st->ino)))
 				f->num = st->next_dir;
-		}
 		st->next_dir = lblk + 1;
 		if (chk_vec_push(&w->dblks, &d))
 			w->err = ENOMEM;
