@@ -563,8 +563,10 @@ errcode_t chk_apply_fixes(struct chk_ctx *ctx)
 	/* first, so that every later write (inodes, bitmaps at the close)
 	 * goes to the new places; if a piece cannot move, the other fixes,
 	 * computed as if it had, wait (check_relocate.c) */
-	if (chk_relocate(ctx))
+	if (chk_relocate(ctx)) {
+		chk_mark_state(ctx);	/* not clean, when nothing moved */
 		return 0;
+	}
 	for (i = 0; i < rep->n_findings; i++)
 		if (!rep->findings[i].fixed && bitmap_finding(rep->findings[i].code) &&
 		    chk_may_fix(ctx, rep->findings[i].code))
