@@ -239,6 +239,8 @@ enum e3_problem_code {
 					   outside the filesystem */
 	E3P_BB_METADATA,		/* ... or group metadata */
 	E3P_INO_DIR_EMPTY,		/* a directory without a block */
+	E3P_INO_REALLY_DIR,		/* a special file whose block is a
+					   directory's first */
 	/* pass 3: directories */
 	E3P_DIR_BAD_REC_LEN = 300,
 	E3P_DIR_BAD_NAME_LEN,
@@ -275,6 +277,8 @@ enum e3_problem_code {
 	E3P_REF_LINKS = 500,
 	E3P_REF_UNATTACHED,
 	E3P_REF_UNATTACHED_EMPTY,
+	E3P_REF_DIR_NLINK,		/* over 65,000 subdirectories, and
+					   no dir_nlink feature */
 	/* pass 6: bitmaps and summaries */
 	E3P_BMAP_BLOCK_USED = 600,	/* used but marked free */
 	E3P_BMAP_BLOCK_FREE,		/* free but marked used */

@@ -479,3 +479,119 @@ old_style_image() {
 	run e3fsck --help
 	assert_output_has "--jobs N"
 }
+
+# spill_base IMAGE BLOCKSIZE TYPE: small groups, and enough files that
+# group 1's inodes are in use
+spill_base() {
+	local i
+	if [ ! -d "$R/spill" ]; then
+		mkdir -p "$R/spill/d" "$R/spill/e" || return 1
+		for i in $(seq 1 150); do echo "$i" > "$R/spill/d/f$i"; done
+		echo hi > "$R/spill/e/x"
+	fi
+	mke2fs -q -F -t "$3" -b "$2" -g $(($2 == 1024 ? 2048 : 1024)) -N 512 \
+		-d "$R/spill" "$1" 16M >/dev/null 2>&1 || return 1
+}
+
+@test "repair parity: a group's inode table outside the group or over its bitmaps, every backup alike: relocated, inodes lost as e2fsck loses them" {
+	local bs type img first bpg bb
+	for bs in 1024 4096; do
+		for type in ext2 ext3; do
+			img=$R/reloc-$bs-$type.img
+			spill_base "$img" "$bs" "$type"
+			first=$((bs == 1024)); bpg=$((bs == 1024 ? 2048 : 1024))
+			[ "$(dumpe2fs "$img" 2>/dev/null | sed -n '/^Group 1:/,/^Group 2:/s/^  \([0-9]*\) free blocks, \([0-9]*\) free inodes.*/\2/p')" -lt \
+			  "$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Inodes per group: *//p')" ]
+			cp "$img" "$img.0"
+			# outside: the group's inodes cannot be read
+			set_bg_everywhere "$img" "set_bg 1 inode_table $((first + 3 * bpg))"
+			run e3fsck -n "$img"
+			assert_status 4
+			assert_output_has "group 1's inode table at $((first + 3 * bpg)) is not in the group"
+			repaired_like_e2fsck "$img"
+			# over the group's bitmaps: they move, the table stays
+			cp "$img.0" "$img"
+			bb=$(dumpe2fs "$img" 2>/dev/null | sed -n '/^Group 1:/,/^Group 2:/s/^  Block bitmap at \([0-9]*\).*/\1/p')
+			set_bg_everywhere "$img" "set_bg 1 inode_table $bb"
+			repaired_like_e2fsck "$img"
+		done
+	done
+}
+
+@test "repair parity: a directory whose mode says socket, FIFO or device is made a directory again, its entries in place (not sent to lost+found)" {
+	local m img
+	for m in 0140755 010755 020755 060755; do
+		img=$R/rdir-$m.img
+		on_cbase "rdir-$m" "sif /c mode $m"
+		run e3fsck -n "$img"
+		assert_status 4
+		assert_output_has "but it looks like it is really a directory"
+		repaired_like_e2fsck "$img"
+		[ "$(debugfs -R 'ls -l /c' "$img" 2>/dev/null)" = "$(debugfs -R 'ls -l /c' "$img.e2" 2>/dev/null)" ]
+		[ "$(debugfs -R 'ls /lost+found' "$img" 2>/dev/null)" = "$(debugfs -R 'ls /lost+found' "$img.e2" 2>/dev/null)" ]
+		debugfs -R 'stat /c' "$img" 2>/dev/null | grep -q 'Type: directory'
+	done
+}
+
+@test "repair parity: a directory with 65,600 subdirectories (its count wrapped to 66): dir_nlink set and the count 1, as e2fsck -fy; writers refuse the result" {
+	local img=$R/nlink.img
+	mkdir -p "$R/nl/d"
+	mke2fs -q -F -t ext3 -b 1024 -N 66000 -d "$R/nl" "$img" 90M
+	# the library writer: a 16-bit count after 65,600 more links holds 66
+	run "$E3_TOP/bench/manydirs" "$img" /d 65600
+	assert_status 0
+	[ "$(debugfs -R 'stat /d' "$img" 2>/dev/null | sed -n 's/.*Links: \([0-9]*\).*/\1/p')" -eq 66 ]
+	run e2fsck -fn "$img"
+	assert_status 4
+	assert_output_has "Directory exceeds max links, but no DIR_NLINK feature"
+	run e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "directory 12 has 65602 links, more than 65000, but the dir_nlink feature is not set"
+	assert_output_has "ref count is 66, should be 1"
+	repaired_like_e2fsck "$img"
+	dumpe2fs -h "$img" 2>/dev/null | grep -q '^Filesystem features:.* dir_nlink'
+	[ "$(debugfs -R 'stat /d' "$img" 2>/dev/null | sed -n 's/.*Links: \([0-9]*\).*/\1/p')" -eq 1 ]
+	run e3fsck -n "$img"
+	assert_status 0
+	# and e3fsck checks what e2fsck -fy left (it indexed /d too)
+	run e3fsck -n "$img.e2"
+	assert_status 0
+	# dir_nlink is no ext3 feature: the writers refuse the image
+	echo x > "$R/nl/x"
+	run e3cp "$R/nl/x" "$img:/"
+	assert_status 8
+	assert_output_has "feature"
+	rm -f "$img" "$img.e2"
+}
+
+@test "repair parity: a directory with an 8-block hole is filled in one round (was one block a round, past the round limit)" {
+	local img=$R/holes.img i
+	mkdir -p "$R/ht/big"
+	for i in $(seq 1 300); do : > "$R/ht/big/$(printf 'name-%040d' "$i")"; done
+	mke2fs -q -F -t ext3 -b 1024 -O ^dir_index -d "$R/ht" "$img" 8M
+	for i in 2 3 4 5 6 7 8 9; do
+		debugfs -w -R "sif /big block[$i] 0" "$img" >/dev/null 2>&1
+	done
+	run e3fsck -n "$img"
+	assert_status 4
+	[ "$(grep -c 'has a hole at block' <<<"$output")" -eq 8 ]
+	repaired_like_e2fsck "$img"
+	refute_output_has "not fixed"
+}
+
+@test "repair parity: a file's EA block on the bad-block list gets a copy of its own, as e2fsck clones it" {
+	local img=$R/bbea.img b
+	mkdir -p "$R/bt"; echo data > "$R/bt/f"
+	mke2fs -q -F -t ext3 -b 1024 -d "$R/bt" "$img" 4M
+	debugfs -w -R "ea_set /f user.a $(printf 'v%.0s' $(seq 1 300))" "$img" >/dev/null 2>&1
+	b=$(debugfs -R 'stat /f' "$img" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')
+	[ "$b" -gt 0 ]
+	debugfs -w -R "sif <1> block[0] $b" "$img" >/dev/null 2>&1
+	debugfs -w -R "sif <1> blocks 2" "$img" >/dev/null 2>&1
+	run e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "block $b is claimed by inode 1 and by inode 12"
+	repaired_like_e2fsck "$img"
+	[ "$(debugfs -R 'stat /f' "$img" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p')" -ne "$b" ]
+	[ "$(debugfs -R 'ea_get /f user.a' "$img" 2>/dev/null | tr -d '\n' | grep -o v | wc -l)" -eq 300 ]
+}

@@ -82,6 +82,16 @@ dbg() {
 	done
 }
 
+# group1 IMAGE FIELD: group 1's block_bitmap, inode_bitmap or inode_table
+group1() {
+	local f
+	case $2 in
+	block_bitmap) f='Block bitmap at' ;; inode_bitmap) f='Inode bitmap at' ;;
+	inode_table) f='Inode table at' ;;
+	esac
+	dumpe2fs "$1" 2>/dev/null | sed -n "/^Group 1:/,/^Group 2:/s/^  $f \([0-9]*\).*/\1/p"
+}
+
 # damage KIND IMAGE: build one damage class. Returns 2 for a class that
 # does not apply to this image (a journal on ext2).
 damage() {
@@ -141,6 +151,29 @@ damage() {
 	bitmap_outside) dbg "$img" "set_bg 1 block_bitmap $((first + 3))" ;;
 	ibitmap_outside) dbg "$img" "set_bg 1 inode_bitmap 99999999" ;;
 	itable_outside) dbg "$img" "set_bg 0 inode_table $((first + 3 * bpg))" ;;
+	# the same with every backup's descriptors alike: nothing sound to
+	# fall back on, so the pieces are relocated (check_relocate.c)
+	bb_outside_all) set_bg_everywhere "$img" "set_bg 1 block_bitmap $((first + 3))" ;;
+	ib_outside_all) set_bg_everywhere "$img" "set_bg 1 inode_bitmap 99999999" ;;
+	it_outside_all) set_bg_everywhere "$img" "set_bg 1 inode_table $((first + 3 * bpg))" ;;
+	it_outside_g0) set_bg_everywhere "$img" "set_bg 0 inode_table $((first + 3 * bpg))" ;;
+	# inside the group, over other metadata: the inode table over the
+	# group's bitmaps, a block bitmap inside the group's inode table
+	it_overlap) b=$(group1 "$img" block_bitmap)
+		set_bg_everywhere "$img" "set_bg 1 inode_table $b" ;;
+	# a bitmap on the superblock, inside group 0: e2fsck's descriptor
+	# check refuses it, so a sound backup is used; with none, relocated
+	ib_on_super) dbg "$img" "set_bg 0 inode_bitmap $first" ;;
+	ib_on_super_all) set_bg_everywhere "$img" "set_bg 0 inode_bitmap $first" ;;
+	bb_in_itable) b=$(group1 "$img" inode_table)
+		set_bg_everywhere "$img" "set_bg 1 block_bitmap $((b + 1))" ;;
+	# a directory whose mode says special file (e2fsck: "is really a
+	# directory"); a device's number that happens to name a directory
+	# block stays a device (one link, nothing past i_block[3])
+	sock_dir) dbg "$img" "sif /d mode 0140755" ;;
+	fifo_dir) dbg "$img" "sif /d mode 010755" ;;
+	bdev_dir) dbg "$img" "sif /d mode 060755" ;;
+	cdev_dev) dbg "$img" "sif /cdev block[0] $(debugfs -R 'bmap /d 0' "$img" 2>/dev/null)" ;;
 	truncated) truncate -s $(( $(stat -c %s "$img") * 3 / 4 )) "$img" ;;
 	# the journal
 	jnl_pending)
@@ -386,4 +419,43 @@ nobody_owns() {
 	run e3fsck -n "$img"
 	assert_output_has "in use but marked free"
 	refute_output_has "claimed by inode"
+}
+
+@test "bitmaps and inode tables outside their group or over other metadata, every backup alike: verdict as e2fsck -fn, -y relocates them" {
+	local kinds="bb_outside_all ib_outside_all it_outside_all it_outside_g0 it_overlap bb_in_itable ib_on_super"
+	same_verdict $kinds
+	# not compared: on the 4 KiB ext2 base e2fsck -n relocates this one
+	# (no question asked), fails to write it and exits 0
+	fixed_clean $kinds ib_on_super_all
+	# -n names the piece; -y moves it to free blocks of its group. The
+	# table is claimed first (e2fsck's order): the bitmaps it covers move
+	local img=$W/reloc.img it bb ib ipb
+	cp "$W/k1e3.img" "$img"
+	damage it_overlap "$img"
+	run e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "group 1's block bitmap at 2306 conflicts with other group metadata"
+	assert_output_has "group 1's inode bitmap at 2307 conflicts"
+	run e3fsck -y "$img"
+	assert_status 1
+	assert_output_has "relocate it"
+	assert_fsck_clean "$img"
+	it=$(group1 "$img" inode_table); bb=$(group1 "$img" block_bitmap)
+	ib=$(group1 "$img" inode_bitmap)
+	ipb=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Inode blocks per group: *//p')
+	[ "$it" -eq 2306 ] || { echo "table moved: $it" >&2; return 1; }
+	for b in $bb $ib; do
+		[ "$b" -gt 2049 ] && [ "$b" -le 4096 ] || { echo "bitmap at $b" >&2; return 1; }
+		[ "$b" -ge $((it + ipb)) ] || { echo "bitmap $b in the table" >&2; return 1; }
+	done
+}
+
+@test "a directory whose mode says socket, FIFO or device: verdict as e2fsck -fn, -y makes it a directory again" {
+	same_verdict sock_dir fifo_dir bdev_dir cdev_dev
+	fixed_clean sock_dir fifo_dir bdev_dir
+	local img=$W/rd.img
+	cp "$W/k4e3.img" "$img"
+	damage cdev_dev "$img"
+	run e3fsck -n "$img"
+	assert_status 0
 }

@@ -198,3 +198,20 @@ dumpe2fs_geometry() {
 	dumpe2fs -h "$1" 2>/dev/null | grep -Ev \
 		'^(Filesystem UUID|Filesystem created|Last (mount time|write time|checked)|Directory Hash Seed|Journal checksum|Checksum|Lifetime writes|Filesystem flags|Last mounted on|Mount count|Maximum mount count|Next check after|Check interval|Journal sequence|Journal start|Journal size)'
 }
+
+# set_bg_everywhere IMAGE REQUEST: debugfs -w REQUEST (a set_bg) on the
+# primary group descriptors, then the primary's descriptor blocks copied
+# over every backup's, so that no sound backup is left to fall back on
+# (e2fsck, and e3fsck, then work from the primary's)
+set_bg_everywhere() {
+	local img=$1 bs first descs s e
+	bs=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^Block size: *//p')
+	first=$(dumpe2fs -h "$img" 2>/dev/null | sed -n 's/^First block: *//p')
+	descs=$(dumpe2fs "$img" 2>/dev/null | sed -n 's/^  Backup superblock at [0-9]*, Group descriptors at \([0-9]*\)-\([0-9]*\)$/\1 \2/p')
+	[ -n "$bs" ] && [ -n "$first" ] && [ -n "$descs" ] || { echo "no backup descriptors in $img" >&2; return 1; }
+	debugfs -w -R "$2" "$img" >/dev/null 2>&1 || { echo "debugfs failed: $2" >&2; return 1; }
+	while read -r s e; do
+		dd if="$img" of="$img" bs="$bs" skip=$((first + 1)) seek="$s" \
+			count=$((e - s + 1)) conv=notrunc status=none || return 1
+	done <<<"$descs"
+}

@@ -137,6 +137,9 @@ struct chk_ctx {
 	unsigned jnl_rounds;		/* rounds that cleared or recreated the
 					   journal: not counted in MAX_ROUNDS */
 	struct chk_io io;		/* read-write checks only */
+	/* per group, the CHK_RELOC_* pieces (bit 1 << what) dropped this
+	 * round for lying outside the group, or NULL (check_relocate.c) */
+	unsigned char *dropped;
 };
 
 #define CHK_ITABLE_CHUNK 16	/* inode-table blocks per read */
@@ -246,6 +249,27 @@ int chk_inode_used(struct chk_ctx *ctx, ext2_ino_t ino);
  * many it fixed) */
 void chk_badblocks_inode(struct chk_worker *w, const struct ext2_inode *in);
 unsigned chk_fix_badblocks(struct chk_ctx *ctx);
+
+/* bitmaps and inode tables in bad places (check_relocate.c). what is
+ * one of: */
+#define CHK_RELOC_BB	0	/* the block bitmap */
+#define CHK_RELOC_IB	1	/* the inode bitmap */
+#define CHK_RELOC_IT	2	/* the inode table */
+/* is group g's piece (or any of its blocks) outside the group? */
+int chk_desc_outside(ext2_filsys fs, dgrp_t g, int what);
+/* Each piece outside its group: reported, and its location dropped (0)
+ * in memory so that no pass reads it. */
+errcode_t chk_drop_outside(struct chk_ctx *ctx);
+/* was group g's piece dropped? (its location reads 0 then) */
+int chk_dropped(const struct chk_ctx *ctx, dgrp_t g, int what);
+/* Group g's piece claims block b, which other metadata holds. */
+void chk_meta_conflict(struct chk_ctx *ctx, dgrp_t g, int what, blk64_t b);
+/* -y: new places for the reported pieces (first of a round's fixes).
+ * Non-zero when one could not be moved: the round applies no other fix. */
+int chk_relocate(struct chk_ctx *ctx);
+/* Before the round's close: dropped locations not moved go back as they
+ * were, so the descriptors are never written with a 0. */
+void chk_relocate_undo(struct chk_ctx *ctx);
 
 /* group-metadata map (check_super.c) */
 errcode_t chk_mark_metadata(struct chk_ctx *ctx);

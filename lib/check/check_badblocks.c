@@ -58,12 +58,14 @@ static const char *meta_kind(struct chk_ctx *ctx, blk64_t b)
 		return "the primary superblock";
 	if (g == 0 && b > first && b <= first + fs->desc_blocks)
 		return "the primary group descriptors";
+	/* a location dropped as outside its group is 0 (check_relocate.c) */
 	if (b == ext2fs_block_bitmap_loc(fs, g))
 		return "a block bitmap";
 	if (b == ext2fs_inode_bitmap_loc(fs, g))
 		return "an inode bitmap";
 	it = ext2fs_inode_table_loc(fs, g);
-	if (b >= it && b < it + fs->inode_blocks_per_group)
+	if (!chk_dropped(ctx, g, CHK_RELOC_IT) && b >= it &&
+	    b < it + fs->inode_blocks_per_group)
 		return "an inode table";
 	return NULL;
 }

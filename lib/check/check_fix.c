@@ -165,8 +165,36 @@ static int fix_block_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t cnt,
 	return BLOCK_CHANGED;
 }
 
+/* The inode's EA block, when it is one of the blocks to clone (another
+ * inode's data, or on the bad-block list, also claims it): the inode
+ * gets a copy of its own, as e2fsck's clone gives it one. The copy has
+ * this one reference; the others keep the old block (and are cloned on
+ * their own findings). */
+static void clone_ea_block(struct chk_ctx *ctx, ext2_ino_t ino,
+			   const blk64_t *clone, size_t nclone, unsigned char *buf)
+{
+	ext2_filsys fs = ctx->fs;
+	struct ext2_ext_attr_header *h = (void *)buf;
+	struct ext2_inode in;
+	blk64_t old, nb;
+
+	if (rw_inode(ctx, ino, &in, 0) || !(old = ext2fs_file_acl_block(fs, &in)) ||
+	    !in_list(clone, nclone, old))
+		return;
+	if (ext2fs_new_block2(fs, old, fs->block_map, &nb) ||
+	    io_channel_read_blk64(fs->io, old, 1, buf))
+		return;
+	h->h_refcount = ext2fs_cpu_to_le32(1);
+	if (io_channel_write_blk64(fs->io, nb, 1, buf))
+		return;
+	ext2fs_block_alloc_stats2(fs, nb, +1);
+	ext2fs_file_acl_block_set(fs, &in, nb);
+	rw_inode(ctx, ino, &in, 1);
+}
+
 /* Rewrites one inode's block map: illegal pointers cleared, the listed
- * blocks (and any in group metadata) cloned into fresh blocks. */
+ * blocks (and any in group metadata) cloned into fresh blocks, its EA
+ * block too when listed. */
 static void fix_blocks(struct chk_ctx *ctx, ext2_ino_t ino, const blk64_t *clone,
 		       size_t nclone, int keep_first)
 {
@@ -176,6 +204,8 @@ static void fix_blocks(struct chk_ctx *ctx, ext2_ino_t ino, const blk64_t *clone
 	if (!bf.buf)
 		return;
 	ext2fs_block_iterate3(ctx->fs, ino, 0, NULL, fix_block_cb, &bf);
+	if (nclone && !keep_first)
+		clone_ea_block(ctx, ino, clone, nclone, bf.buf);
 	free(bf.buf);
 }
 
@@ -244,6 +274,9 @@ static void set_field(struct chk_ctx *ctx, struct e3_finding *f)
 	case E3P_INO_I_SIZE:
 		in.i_size = f->num2 & 0xffffffffu;
 		in.i_size_high = f->num2 >> 32;
+		break;
+	case E3P_INO_REALLY_DIR:
+		in.i_mode = (in.i_mode & 07777) | LINUX_S_IFDIR;
 		break;
 	case E3P_INO_DIR_SIZE:
 		in.i_size = (f->num + ctx->bs - 1) / ctx->bs * ctx->bs;
@@ -440,6 +473,11 @@ static void fix_inodes(struct chk_ctx *ctx)
 			ext2fs_mark_super_dirty(ctx->fs);
 			done(ctx, f);
 			break;
+		case E3P_REF_DIR_NLINK:	/* the count itself: E3P_REF_LINKS */
+			ext2fs_set_feature_dir_nlink(ctx->fs->super);
+			ext2fs_mark_super_dirty(ctx->fs);
+			done(ctx, f);
+			break;
 		case E3P_SB_UNUSABLE:	/* the flush rewrites the primary */
 			ext2fs_mark_super_dirty(ctx->fs);
 			done(ctx, f);
@@ -520,6 +558,13 @@ errcode_t chk_apply_fixes(struct chk_ctx *ctx)
 			ctx->fs->super->s_state |= EXT2_ERROR_FS;
 			ext2fs_mark_super_dirty(ctx->fs);
 		}
+		return 0;
+	}
+	/* first, so that every later write (inodes, bitmaps at the close)
+	 * goes to the new places; if a piece cannot move, the other fixes,
+	 * computed as if it had, wait (check_relocate.c) */
+	if (chk_relocate(ctx)) {
+		chk_mark_state(ctx);	/* not clean, when nothing moved */
 		return 0;
 	}
 	for (i = 0; i < rep->n_findings; i++)

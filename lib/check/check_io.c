@@ -226,6 +226,9 @@ errcode_t chk_close_fs(struct chk_ctx *ctx)
 
 	if (!fs)
 		return 0;
+	/* descriptor locations dropped in memory and not moved are written
+	 * back as they were found, never as 0 */
+	chk_relocate_undo(ctx);
 	ctx->fs = NULL;
 	if (!(fs->flags & EXT2_FLAG_RW)) {
 		ext2fs_close_free(&fs);

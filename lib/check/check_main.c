@@ -76,6 +76,8 @@ static void ctx_close(struct chk_ctx *ctx)
 	chk_bits_free(&ctx->dup);
 	chk_vec_free(&ctx->dblks);
 	chk_vec_free(&ctx->ea);
+	free(ctx->dropped);
+	ctx->dropped = NULL;
 	ctx->lost_found = 0;
 }
 

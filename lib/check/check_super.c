@@ -26,8 +26,11 @@ struct feat_name {
 	EXT2_FEATURE_COMPAT_DIR_INDEX | EXT2_FEATURE_COMPAT_LAZY_BG)
 #define OK_INCOMPAT (EXT2_FEATURE_INCOMPAT_FILETYPE | \
 	EXT3_FEATURE_INCOMPAT_RECOVER)
+/* dir_nlink is no ext3 feature, but e2fsck sets it on a directory with
+ * more than 65,000 subdirectories and so do we (check_refs.c): such an
+ * image is checked (the writers still refuse it) */
 #define OK_RO_COMPAT (EXT2_FEATURE_RO_COMPAT_SPARSE_SUPER | \
-	EXT2_FEATURE_RO_COMPAT_LARGE_FILE)
+	EXT2_FEATURE_RO_COMPAT_LARGE_FILE | EXT4_FEATURE_RO_COMPAT_DIR_NLINK)
 
 static const struct feat_name feat_names[] = {
 	{ 0, 0x0200, "sparse_super2" }, { 0, 0x0400, "fast_commit" },
@@ -146,28 +149,16 @@ static errcode_t open_at(struct chk_ctx *ctx, blk64_t super, unsigned bs,
 			    unix_io_manager, ret);
 }
 
-/* Group-descriptor sanity needed before anything else can be read: each
- * group's bitmaps and inode table inside the group. Returns the first
- * problem as text, or NULL. */
+/* Group-descriptor sanity needed before anything else can be read, as
+ * e2fsck judges it (libext2fs' ext2fs_check_desc: each group's bitmaps
+ * and inode table inside the group and on blocks no other metadata
+ * holds), so that a backup is used exactly when e2fsck uses one. Returns
+ * the first problem as text, or NULL. */
 static const char *desc_unusable(ext2_filsys fs)
 {
-	dgrp_t g;
+	errcode_t err = ext2fs_check_desc(fs);
 
-	for (g = 0; g < fs->group_desc_count; g++) {
-		blk64_t first = ext2fs_group_first_block2(fs, g);
-		blk64_t last = ext2fs_group_last_block2(fs, g);
-		blk64_t it = ext2fs_inode_table_loc(fs, g);
-
-		if (ext2fs_block_bitmap_loc(fs, g) < first ||
-		    ext2fs_block_bitmap_loc(fs, g) > last)
-			return "block bitmap outside its group";
-		if (ext2fs_inode_bitmap_loc(fs, g) < first ||
-		    ext2fs_inode_bitmap_loc(fs, g) > last)
-			return "inode bitmap outside its group";
-		if (it < first || it + fs->inode_blocks_per_group - 1 > last)
-			return "inode table outside its group";
-	}
-	return NULL;
+	return err ? error_message(err) : NULL;
 }
 
 static errcode_t open_backup(struct chk_ctx *ctx, const char *why)
@@ -203,6 +194,7 @@ errcode_t chk_open(struct chk_ctx *ctx)
 	const char *bad, *why = NULL;
 	char buf[32];
 	int64_t epoch;
+	int primary_read = 0;	/* opened, but its descriptors are bad */
 	errcode_t err;
 
 	ctx->fd = open(ctx->path, O_RDONLY | O_CLOEXEC);
@@ -215,14 +207,21 @@ errcode_t chk_open(struct chk_ctx *ctx)
 		return E3_UNSUPPORTED_FEATURE;
 	}
 	err = open_at(ctx, ctx->opts.superblock, ctx->opts.blocksize, &ctx->fs);
-	if (!err && !ctx->opts.superblock && (why = desc_unusable(ctx->fs)))
+	if (!err && !ctx->opts.superblock && (why = desc_unusable(ctx->fs))) {
 		ext2fs_close_free(&ctx->fs);
-	else if (err && !ctx->opts.superblock && err != EXT2_ET_UNSUPP_FEATURE &&
+		primary_read = 1;
+	} else if (err && !ctx->opts.superblock && err != EXT2_ET_UNSUPP_FEATURE &&
 		 err != EXT2_ET_RO_UNSUPP_FEATURE && err != EBUSY &&
-		 err != EACCES && err != EROFS)
+		 err != EACCES && err != EROFS) {
 		why = error_message(err);
+	}
 	if (why)
 		err = open_backup(ctx, why);
+	/* no backup with sound descriptors: as e2fsck, the primary's are
+	 * used, the pieces outside their group dropped and reported (to be
+	 * relocated: check_relocate.c) */
+	if (err && primary_read)
+		err = open_at(ctx, 0, 0, &ctx->fs);
 	if (err) {
 		fatal(ctx, err, why);
 		return err;
@@ -233,9 +232,9 @@ errcode_t chk_open(struct chk_ctx *ctx)
 		fatal(ctx, E3_UNSUPPORTED_FEATURE, bad);
 		return E3_UNSUPPORTED_FEATURE;
 	}
-	if (desc_unusable(ctx->fs)) {
-		fatal(ctx, EXT2_ET_GDESC_BAD_BLOCK_MAP, "group descriptors");
-		return EXT2_ET_GDESC_BAD_BLOCK_MAP;
+	if (desc_unusable(ctx->fs) && (err = chk_drop_outside(ctx))) {
+		fatal(ctx, err, NULL);
+		return err;
 	}
 	/* a repair's times (superblock, dtime) are SOURCE_DATE_EPOCH's when
 	 * set; libext2fs takes fs->now == 0 as "the real clock" */
@@ -285,27 +284,39 @@ static errcode_t check_size(struct chk_ctx *ctx)
 	return E3_IMAGE_TRUNCATED;
 }
 
-static void mark_range(struct chk_ctx *ctx, dgrp_t g, blk64_t blk,
+/* Claims blocks [blk, blk + n) for group g's metadata piece what
+ * (CHK_RELOC_*, or -1: a superblock copy or descriptors); a block already
+ * claimed is reported once per piece, and the piece's other blocks are
+ * still claimed, as e2fsck's pass 1 claims them. */
+static void mark_range(struct chk_ctx *ctx, dgrp_t g, int what, blk64_t blk,
 		       blk64_t n)
 {
 	struct e3_finding *f;
+	int reported = 0;
 	blk64_t b;
 
 	for (b = blk; b < blk + n && b < ctx->nblocks; b++) {
-		if (chk_bit(&ctx->meta, b)) {
-			f = chk_add(ctx, NULL, E3P_GD_OVERLAP);
-			if (f) {
-				f->group = g;
-				f->blk = b;
-			}
-			return;
+		if (!chk_bit(&ctx->meta, b)) {
+			chk_set(&ctx->meta, b);
+			continue;
 		}
-		chk_set(&ctx->meta, b);
+		if (reported++)
+			continue;
+		if (what >= 0) {
+			chk_meta_conflict(ctx, g, what, b);
+		} else if ((f = chk_add(ctx, NULL, E3P_GD_OVERLAP))) {
+			f->group = g;
+			f->blk = f->blk2 = b;
+			f->num = (uint64_t)-1;
+			f->name = strdup("superblock or descriptors");
+		}
 	}
 }
 
 /* Marks every group's superblock copy, descriptors (and reserved GDT
- * blocks), bitmaps and inode table in ctx->meta, reporting overlaps. */
+ * blocks), then per group its inode table and bitmaps, in ctx->meta,
+ * reporting overlaps (e2fsck's order: check_relocate.c). A location
+ * dropped because it was outside its group claims nothing. */
 errcode_t chk_mark_metadata(struct chk_ctx *ctx)
 {
 	ext2_filsys fs = ctx->fs;
@@ -319,19 +330,25 @@ errcode_t chk_mark_metadata(struct chk_ctx *ctx)
 		ext2fs_super_and_bgd_loc2(fs, g, &super, &old_desc, &new_desc,
 					  &used);
 		if (super || g == 0)
-			mark_range(ctx, g, super, 1);
+			mark_range(ctx, g, -1, super, 1);
 		if (old_desc) {
 			n = fs->desc_blocks + fs->super->s_reserved_gdt_blocks;
-			mark_range(ctx, g, old_desc, n);
+			mark_range(ctx, g, -1, old_desc, n);
 		}
 		if (new_desc)
-			mark_range(ctx, g, new_desc, 1);
+			mark_range(ctx, g, -1, new_desc, 1);
 	}
 	for (g = 0; g < fs->group_desc_count; g++) {
-		mark_range(ctx, g, ext2fs_block_bitmap_loc(fs, g), 1);
-		mark_range(ctx, g, ext2fs_inode_bitmap_loc(fs, g), 1);
-		mark_range(ctx, g, ext2fs_inode_table_loc(fs, g),
-			   fs->inode_blocks_per_group);
+		if (!chk_dropped(ctx, g, CHK_RELOC_IT))
+			mark_range(ctx, g, CHK_RELOC_IT,
+				   ext2fs_inode_table_loc(fs, g),
+				   fs->inode_blocks_per_group);
+		if (!chk_dropped(ctx, g, CHK_RELOC_BB))
+			mark_range(ctx, g, CHK_RELOC_BB,
+				   ext2fs_block_bitmap_loc(fs, g), 1);
+		if (!chk_dropped(ctx, g, CHK_RELOC_IB))
+			mark_range(ctx, g, CHK_RELOC_IB,
+				   ext2fs_inode_bitmap_loc(fs, g), 1);
 	}
 	return 0;
 }
