@@ -247,8 +247,8 @@ one_try() {
 	esac
 	case $crc in
 	0) same_tree "$img" "$T/race" || { echo "delay $d ms: e3cp exited 0, contents wrong" >&2; return 1; } ;;
-	2) grep -q "image is in use by another e3img process" "$T/cp.out" && [ "$frc" -eq 0 ] ||
-		{ echo "delay $d ms: e3cp exited 2 (e3fsck $frc):" >&2; cat "$T/cp.out" >&2; return 1; } ;;
+	8) grep -q "image is in use by another e3img process" "$T/cp.out" && [ "$frc" -eq 0 ] ||
+		{ echo "delay $d ms: e3cp exited 8 (e3fsck $frc):" >&2; cat "$T/cp.out" >&2; return 1; } ;;
 	*) echo "delay $d ms: e3cp exited $crc:" >&2; cat "$T/cp.out" >&2; return 1 ;;
 	esac
 	assert_fsck_clean "$img" || { echo "delay $d ms: corrupt after the race" >&2; return 1; }
