@@ -85,6 +85,10 @@ struct e3_defrag_opts {
 	int compact;			/* after the moves, gather free space
 					   (defrag_compact.c; never in a dry
 					   run or for PATHs) */
+	/* read every copy back from the medium before its switch (written
+	 * back first, then O_DIRECT) and compare; off by default: a read
+	 * from the page cache the copy just filled proves nothing */
+	int verify;
 	unsigned min_runs;		/* 0: files with more runs than e2fsck
 					   or 1 + groups crossed allow; N >= 2:
 					   every file of at least N runs */
@@ -94,7 +98,10 @@ struct e3_defrag_opts {
 	double max_time;		/* seconds; < 0: no limit */
 	/* commit after every N files moved; 0: when the journal's own
 	 * policy says (a quarter of the log, or the commit interval). Crash
-	 * tests set 1 so that kills land between many transactions. */
+	 * tests set 1 so that kills land between many transactions. With N
+	 * set the commit interval's timer is off: commits come after every
+	 * N files (or when the log is a quarter full), the same writes on
+	 * every run. */
 	unsigned commit_every;
 	/* set (e.g. by a signal handler) to stop at the next boundary */
 	volatile sig_atomic_t *stop;

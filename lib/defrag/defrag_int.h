@@ -55,6 +55,10 @@ struct df_ctx {
 	size_t *order;			/* indices into cand, move order */
 	size_t norder;
 	unsigned char *buf;		/* data copy buffer, DF_COPY bytes */
+	/* --verify: the image opened again with O_DIRECT (-1: the image's
+	 * filesystem has none), and a DF_COPY buffer aligned for it */
+	int dfd;
+	unsigned char *vbuf;
 	double t0;			/* monotonic start of the moves */
 	double last_progress;
 	uint64_t moves;			/* moves made (commit_every) */
