@@ -96,12 +96,13 @@ struct e3_defrag_opts {
 					   these files and directory trees */
 	size_t npaths;
 	double max_time;		/* seconds; < 0: no limit */
-	/* commit after every N files moved; 0: when the journal's own
-	 * policy says (a quarter of the log, or the commit interval). Crash
-	 * tests set 1 so that kills land between many transactions. With N
-	 * set the commit interval's timer is off: commits come after every
-	 * N files (or when the log is a quarter full), the same writes on
-	 * every run. */
+	/* commit after every N files moved; 0: every 8 (defrag_run.c
+	 * says why), or sooner when the journal's own policy says (a
+	 * quarter of the log, or the 5 s commit interval). Crash tests set
+	 * 1 so that kills land between many transactions. With N set the
+	 * commit interval's timer is off: commits come after every N files
+	 * (or when the log is a quarter full), the same writes on every
+	 * run. */
 	unsigned commit_every;
 	/* set (e.g. by a signal handler) to stop at the next boundary */
 	volatile sig_atomic_t *stop;

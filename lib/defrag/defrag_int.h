@@ -134,7 +134,8 @@ void df_room_free(struct df_ctx *c);
 int df_should_stop(const struct df_ctx *c);
 void df_progress(struct df_ctx *c, int force);
 /* df_commit: the running transaction now; df_maybe_commit: after every
- * commit_every moves (none in a dry run) */
+ * commit_every moves, by default every DF_BATCH_FILES (none in a dry
+ * run) */
 errcode_t df_commit(struct df_ctx *c);
 errcode_t df_maybe_commit(struct df_ctx *c);
 
