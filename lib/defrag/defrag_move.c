@@ -337,8 +337,9 @@ static errcode_t layout(struct df_move *mv)
 /* ---- 4. the data -------------------------------------------------------- */
 
 /* Blocks from i on that go back to back in the target, up to max: one
- * write. The target is one run but for the indirect blocks laid between
- * data blocks, so these are long even when the file is in many pieces. */
+ * write. A target is mostly one run, broken only by the indirect blocks
+ * laid between data blocks, so these are long even when the file is in
+ * many pieces. */
 static size_t target_chunk(const struct df_move *mv, size_t i, size_t max)
 {
 	size_t n = 1;
