@@ -8,6 +8,13 @@
 #                  against the others)
 #   bound          dd of the whole image with oflag=direct: reading and
 #                  writing every byte once, more than any route needs
+# Every timed route ends with its result durable: e3defrag's close
+# fsyncs the image; mke2fs -d fsyncs its image at close too (libext2fs'
+# unix I/O manager: two fsyncs, seen with strace), and its timed part
+# also ends with a `sync -f` of that image so the rule does not rest on
+# that (measured 0.1 s at 4 GiB: nothing left to write); dd writes with
+# O_DIRECT and conv=fsync. The rebuilds' scratch tree (OUT) is not
+# synced: it is thrown away.
 # Rounds interleave the routes, rotating which goes first; the table gives
 # per route the median wall and CPU (user+sys) time, peak RSS
 # (/usr/bin/time -v), and the median (min-max) of the per-round ratios of
@@ -23,7 +30,12 @@
 #   AGED=IMG   use this aged image instead of making one (bench/age.sh)
 #   WORK=DIR   scratch (default a new /tmp/defrag-bench-*); needs about
 #              3 x SIZE of space
-# Prints a markdown table; the SVG maps are left in $WORK.
+# Prints a markdown table; the SVG maps are left in $WORK. Each route's
+# 1-minute load average at its start is kept beside its times (the
+# machine this was written on is shared: read figures with the load).
+# To rerun as the results file did:
+#   E3BIN=misc WORK=/tmp/defrag-bench AGED=/tmp/aged4g.img \
+#       nice -n 10 bash bench/defrag.sh 4G 3 1
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,6 +66,7 @@ man "$A" "$WORK/m0"
 timed() {
 	local route=$1 round=$2
 	shift 2
+	cut -d' ' -f1 /proc/loadavg >> "$WORK/load.$route.$round"
 	/usr/bin/time -v -o "$WORK/t.$route.$round.$((++step))" "$@"
 }
 
@@ -74,6 +87,7 @@ run_rdump() {
 	du -sk "$WORK/out" | cut -f1 > "$WORK/space.rdump"
 	timed rdump "$1" mke2fs -q -F -t ext3 -b 4096 -d "$WORK/out" \
 		"$WORK/rdump.img" "$SIZE"
+	timed rdump "$1" sync -f "$WORK/rdump.img"
 	rm -rf "$WORK/out"
 }
 
@@ -87,12 +101,13 @@ run_cpa() {
 	du -sk "$WORK/out" | cut -f1 > "$WORK/space.cpa"
 	timed cpa "$1" mke2fs -q -F -t ext3 -b 4096 -d "$WORK/out" \
 		"$WORK/cpa.img" "$SIZE"
+	timed cpa "$1" sync -f "$WORK/cpa.img"
 	rm -rf "$WORK/out"
 }
 
 run_bound() {
 	sync
-	timed bound "$1" dd if="$A" of="$WORK/dd.img" bs=4M oflag=direct status=none
+	timed bound "$1" dd if="$A" of="$WORK/dd.img" bs=4M oflag=direct conv=fsync status=none
 	rm -f "$WORK/dd.img"
 }
 
@@ -159,14 +174,19 @@ label = {"e3defrag": "e3defrag (in place)", "rdump": "debugfs rdump + mke2fs -d"
 per = {k: [route(k, r) for r in range(1, rounds + 1)] for k in names}
 per["e4defrag"] = [route("e4defrag", 1)]
 b = lay("before")
-print("Image: %s (%d bytes), %d rounds; machine shared with other engineers' builds (load ~10 on 2 cores)\n" % (size, nbytes, rounds))
-print("| route | wall s (median) | CPU s (median) | peak RSS MiB | e3defrag wall / this (median, min-max) | non-contig % | runs/file avg / p90 / max | excess runs/file | free extents (largest, blocks) | extra space | e2fsck -fn | manifest lines differing (with ino / without) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+def load(name):
+    v = []
+    for p in glob.glob("%s/load.%s.*" % (W, name)):
+        v += [float(x) for x in open(p).read().split()]
+    return "%.1f-%.1f" % (min(v), max(v)) if v else "-"
+print("Image: %s (%d bytes), %d rounds; every route's result durable (fsync / sync -f) inside its time; load = 1-min load average at each command's start, min-max over the rounds (%d CPUs)\n" % (size, nbytes, rounds, os.cpu_count()))
+print("| route | wall s (median) | CPU s (median) | load | peak RSS MiB | e3defrag wall / this (median, min-max) | non-contig % | runs/file avg / p90 / max | excess runs/file | free extents (largest, blocks) | extra space | e2fsck -fn | manifest lines differing (with ino / without) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 def figs(d):
     if not d: return ["-"] * 4
     return ["%.1f" % d["noncontig_percent"], "%.3f / %d / %d" % (d["runs_avg"], d["runs_p90"], d["runs_max"]),
             "%.4f" % d["excess_avg"], "%d (%d)" % (d["free_extents"], d["free_largest"])]
-print("| before (aged image) | | | | | " + " | ".join(figs(b)) + " | | | |")
+print("| before (aged image) | | | | | | " + " | ".join(figs(b)) + " | | | |")
 e3w = [x[0] for x in per["e3defrag"]]
 for k in ["e3defrag", "rdump", "cpa", "bound", "e4defrag"]:
     recs = [x for x in per[k] if x]
@@ -187,7 +207,7 @@ for k in ["e3defrag", "rdump", "cpa", "bound", "e4defrag"]:
         row = figs(d) + [sp, "exit " + fr, "%d / %d of %d" % (md[0], md[1], md[2])]
     else:
         row = ["-"] * 7
-    print("| %s | %.2f | %.2f | %.0f | %s | %s |" % (label[k], wall, cpu, rss, ratio, " | ".join(row)))
+    print("| %s | %.2f | %.2f | %s | %.0f | %s | %s |" % (label[k], wall, cpu, load(k), rss, ratio, " | ".join(row)))
 j = json.load(open(W + "/e3.json"))
 print("\ne3defrag (last round): files planned %d, moved %d, left %d; blocks moved %d; room made: %d files moved out of the way of %d; exit per --json above" %
       (j["files_planned"], j["files_moved"], j["files_left"], j["blocks_moved"], j["files_evicted"], j["files_made_room"]))

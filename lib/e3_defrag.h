@@ -89,6 +89,10 @@ struct e3_defrag_opts {
 	int compact;			/* after the moves, gather free space
 					   (defrag_compact.c; never in a dry
 					   run or for PATHs) */
+	/* read every copy back from the medium before its switch (written
+	 * back first, then O_DIRECT) and compare; off by default: a read
+	 * from the page cache the copy just filled proves nothing */
+	int verify;
 	unsigned min_runs;		/* 0: files with more runs than e2fsck
 					   or 1 + groups crossed allow; N >= 2:
 					   every file of at least N runs */
@@ -96,9 +100,13 @@ struct e3_defrag_opts {
 					   these files and directory trees */
 	size_t npaths;
 	double max_time;		/* seconds; < 0: no limit */
-	/* commit after every N files moved; 0: when the journal's own
-	 * policy says (a quarter of the log, or the commit interval). Crash
-	 * tests set 1 so that kills land between many transactions. */
+	/* commit after every N files moved; 0: every 8 (defrag_run.c
+	 * says why), or sooner when the journal's own policy says (a
+	 * quarter of the log, or the 5 s commit interval). Crash tests set
+	 * 1 so that kills land between many transactions. With N set the
+	 * commit interval's timer is off: commits come after every N files
+	 * (or when the log is a quarter full), the same writes on every
+	 * run. */
 	unsigned commit_every;
 	/* no placement plan (defrag_pack.c): the per-file passes alone, as
 	 * before it existed; tests set it to reach making room */

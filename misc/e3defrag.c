@@ -50,7 +50,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 "usage: %s [-n] [-v] [--json] [--progress|--quiet] [--max-time SECS]\n"
-"       [--min-runs N] [--compact] [--map-before FILE.svg|FILE.png]\n"
+"       [--min-runs N] [--compact] [--verify] [--map-before FILE.svg|FILE.png]\n"
 "       [--map-after FILE.svg|FILE.png] [-f] IMAGE [PATH...]\n"
 "  -n, --dry-run     plan only: predicted figures, the image untouched\n"
 "  -v, --verbose     list each file moved (runs before -> after) or left\n"
@@ -60,6 +60,8 @@ static void usage(FILE *out)
 "  --min-runs N      move every file of at least N runs (N >= 2)\n"
 "  --compact         then gather free space: empty the groups whose free\n"
 "                    space is in the most pieces into large free extents\n"
+"  --verify          read every copy back from the disk (written back,\n"
+"                    then O_DIRECT) and compare it before switching to it\n"
 "  --map-before SVG, --map-after SVG  the block-map picture of the volume\n"
 "                    before the first move, after the last (one band per\n"
 "                    block group, fragmented file data in red); SVG, or\n"
@@ -73,7 +75,7 @@ static void usage(FILE *out)
 }
 
 enum { OPT_JSON = 256, OPT_PROGRESS, OPT_QUIET, OPT_MAX_TIME, OPT_MIN_RUNS,
-       OPT_COMPACT, OPT_MAP_BEFORE, OPT_MAP_AFTER };
+       OPT_COMPACT, OPT_MAP_BEFORE, OPT_MAP_AFTER, OPT_VERIFY };
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -88,6 +90,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "max-time", required_argument, NULL, OPT_MAX_TIME },
 		{ "min-runs", required_argument, NULL, OPT_MIN_RUNS },
 		{ "compact", no_argument, NULL, OPT_COMPACT },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "map-before", required_argument, NULL, OPT_MAP_BEFORE },
 		{ "map-after", required_argument, NULL, OPT_MAP_AFTER },
 		{ NULL, 0, NULL, 0 },
@@ -105,6 +108,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'h': usage(stdout); exit(E3_EXIT_OK);
 		case OPT_JSON: a->json = 1; break;
 		case OPT_COMPACT: a->o.compact = 1; break;
+		case OPT_VERIFY: a->o.verify = 1; break;
 		case OPT_MAP_BEFORE: a->map_before = optarg; break;
 		case OPT_MAP_AFTER: a->map_after = optarg; break;
 		case OPT_PROGRESS: a->progress = 1; a->quiet = 0; break;

@@ -56,6 +56,10 @@ struct df_ctx {
 	size_t *order;			/* indices into cand, move order */
 	size_t norder;
 	unsigned char *buf;		/* data copy buffer, DF_COPY bytes */
+	/* --verify: the image opened again with O_DIRECT (-1: the image's
+	 * filesystem has none), and a DF_COPY buffer aligned for it */
+	int dfd;
+	unsigned char *vbuf;
 	double t0;			/* monotonic start of the moves */
 	double last_progress;
 	uint64_t moves;			/* moves made (commit_every) */
@@ -146,7 +150,8 @@ void df_fixed(struct df_ctx *c, struct df_cand *cd, uint32_t runs_after);
 int df_should_stop(const struct df_ctx *c);
 void df_progress(struct df_ctx *c, int force);
 /* df_commit: the running transaction now; df_maybe_commit: after every
- * commit_every moves (none in a dry run) */
+ * commit_every moves, by default every DF_BATCH_FILES (none in a dry
+ * run) */
 errcode_t df_commit(struct df_ctx *c);
 errcode_t df_maybe_commit(struct df_ctx *c);
 

@@ -13,10 +13,13 @@
  *      (D0-D11, IND, D12.., DIND, IND, ..., blockmap.c does the
  *      bookkeeping), the new indirect blocks kept in memory;
  *   4. copy the data: regular files with pread/pwrite on the image fd,
- *      outside fs_lock (ordered mode: the commit that makes these blocks
- *      reachable fsyncs them first), then read both back and compare;
- *      directories and symlinks are metadata to ext3 and go through the
- *      journal in step 5;
+ *      outside fs_lock, gathered into one write per stretch of the
+ *      target (ordered mode: the commit that makes these blocks
+ *      reachable fsyncs them first, once for all the files switched in
+ *      its transaction); with --verify each stretch is written back and
+ *      read again from the medium (verify_chunk says why not from the
+ *      page cache); directories and symlinks are metadata to ext3 and
+ *      go through the journal in step 5;
  *   5. switch, in ONE journaled operation under fs_lock: new indirect
  *      blocks and directory blocks written (captured), i_block[] set,
  *      the new blocks marked in use, the old ones freed — the allocator's
@@ -36,6 +39,7 @@
  * stays booked so the next files plan around it, nothing is written.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -336,17 +340,29 @@ static errcode_t layout(struct df_move *mv)
 
 /* ---- 4. the data -------------------------------------------------------- */
 
-/* Blocks from i on that are back to back both where they are and where
- * they go, up to the copy buffer. */
-static size_t chunk(const struct df_move *mv, size_t i, size_t max)
+/* Blocks from i on that go back to back in the target, up to max: one
+ * write. A target is mostly one run, broken only by the indirect blocks
+ * laid between data blocks, so these are long even when the file is in
+ * many pieces. */
+static size_t target_chunk(const struct df_move *mv, size_t i, size_t max)
 {
 	size_t n = 1;
 
 	while (i + n < mv->old.ndata && n < max &&
-	       mv->old.pblk[i + n] == mv->old.pblk[i] + n &&
 	       mv->newp[i + n] == mv->newp[i] + n)
 		n++;
 	return n;
+}
+
+/* Of the n blocks from i on, how many are back to back where they are
+ * now: one read. */
+static size_t source_piece(const struct df_move *mv, size_t i, size_t n)
+{
+	size_t k = 1;
+
+	while (k < n && mv->old.pblk[i + k] == mv->old.pblk[i] + k)
+		k++;
+	return k;
 }
 
 static errcode_t full_io(int wr, int fd, unsigned char *buf, size_t len,
@@ -369,6 +385,64 @@ static errcode_t full_io(int wr, int fd, unsigned char *buf, size_t len,
 	return 0;
 }
 
+/* n blocks from i on into buf, one read per piece of the source. */
+static errcode_t read_source(struct df_move *mv, size_t i, size_t n,
+			     unsigned char *buf)
+{
+	unsigned bs = mv->c->fs->blocksize;
+	errcode_t err;
+
+	for (size_t k = 0, p; k < n; k += p) {
+		p = source_piece(mv, i + k, n - k);
+		err = full_io(0, mv->c->img->fd, buf + k * bs, p * bs,
+			      (off_t)mv->old.pblk[i + k] * bs);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The target read back from the medium and compared with the source
+ * (--verify). A plain read after the write would come from the page
+ * cache the write just filled: it compares memory with itself and finds
+ * nothing a checked pwrite has not already ruled out. So the range is
+ * written back and waited for first, then read with O_DIRECT (c->dfd),
+ * or, where the image's filesystem has no O_DIRECT (tmpfs: the page
+ * cache is its medium), after its clean pages were dropped. */
+static errcode_t verify_chunk(struct df_move *mv, size_t i, size_t n,
+			      const unsigned char *src)
+{
+	struct df_ctx *c = mv->c;
+	unsigned bs = c->fs->blocksize;
+	off_t off = (off_t)mv->newp[i] * bs;
+	size_t len = n * bs;
+	errcode_t err = EINVAL;
+
+	if (sync_file_range(c->img->fd, off, (off_t)len,
+			    SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			    SYNC_FILE_RANGE_WAIT_AFTER) < 0 &&
+	    fdatasync(c->img->fd) < 0)
+		return errno;
+	if (c->dfd >= 0)
+		err = full_io(0, c->dfd, c->vbuf, len, off);
+	if (err == EINVAL) {
+		/* no O_DIRECT here, or blocks smaller than the device's
+		 * sector (1 KiB blocks on a 4 KiB-sector disk): the range is
+		 * clean now, so dropping it makes the read go to the disk */
+		(void)posix_fadvise(c->img->fd, off, (off_t)len,
+				    POSIX_FADV_DONTNEED);
+		err = full_io(0, c->img->fd, c->vbuf, len, off);
+	}
+	if (err)
+		return err;
+	return memcmp(src, c->vbuf, len) ? E3_DEFRAG_VERIFY : 0;
+}
+
+/* Regular file data, outside fs_lock: gathered from the source's pieces
+ * into one buffer per stretch of the target, then one write. Nothing
+ * flushes here: the commit that makes these blocks reachable fsyncs the
+ * image before its commit block (ordered mode, journal_commit.c), so one
+ * flush covers every file switched in that transaction. */
 static errcode_t copy_data(struct df_move *mv)
 {
 	struct df_ctx *c = mv->c;
@@ -377,44 +451,18 @@ static errcode_t copy_data(struct df_move *mv)
 	errcode_t err;
 
 	for (size_t i = 0; i < mv->old.ndata; i += n) {
-		n = chunk(mv, i, max);
-		err = full_io(0, c->img->fd, c->buf, n * bs,
-			      (off_t)mv->old.pblk[i] * bs);
+		n = target_chunk(mv, i, max);
+		err = read_source(mv, i, n, c->buf);
 		if (!err)	/* crash sweeps reach data writes too */
 			err = e3_journal_fault_write(c->img->journal);
 		if (!err)
 			err = full_io(1, c->img->fd, c->buf, n * bs,
 				      (off_t)mv->newp[i] * bs);
+		if (!err && c->o->verify)
+			err = verify_chunk(mv, i, n, c->buf);
 		if (err)
 			return err;
 		e3_image_wrote(c->img, (uint64_t)n * bs);
-	}
-	return 0;
-}
-
-/* The copy read back and compared with the original, chunk by chunk,
- * before anything points at it: a wrong offset or a short write found
- * here costs a run, not a file. (It reads what the kernel has, which is
- * what a later read gets too.) */
-static errcode_t verify_data(struct df_move *mv)
-{
-	struct df_ctx *c = mv->c;
-	unsigned bs = c->fs->blocksize;
-	size_t max = DF_COPY / 2 / bs, n;
-	unsigned char *a = c->buf, *b = c->buf + DF_COPY / 2;
-	errcode_t err;
-
-	for (size_t i = 0; i < mv->old.ndata; i += n) {
-		n = chunk(mv, i, max);
-		err = full_io(0, c->img->fd, a, n * bs,
-			      (off_t)mv->old.pblk[i] * bs);
-		if (!err)
-			err = full_io(0, c->img->fd, b, n * bs,
-				      (off_t)mv->newp[i] * bs);
-		if (err)
-			return err;
-		if (memcmp(a, b, n * bs))
-			return E3_DEFRAG_VERIFY;
 	}
 	return 0;
 }
@@ -615,8 +663,7 @@ errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_mode mode,
 	err = plan_one(&mv, why);
 	if (err || *why || c->o->dry_run)
 		goto done;
-	if (!is_meta_data(&mv) &&
-	    ((err = copy_data(&mv)) || (err = verify_data(&mv)))) {
+	if (!is_meta_data(&mv) && (err = copy_data(&mv))) {
 		unclaim_target(&mv);
 		goto done;
 	}
