@@ -29,7 +29,8 @@ used_inodes() {
 like_e2fsck() {
 	local img=$1 e3used e2used
 	cp --sparse=always "$img" "$img.e2"
-	e2fsck -fy "$img.e2" >/dev/null 2>&1
+	run e2fsck -fy "$img.e2"
+	[ "$status" -le 1 ] || { echo "e2fsck -fy exited $status: $output" >&2; return 1; }
 	run timeout 60 e3fsck -y "$img"
 	[ "$status" -le 1 ] || { echo "e3fsck -y exited $status: $output" >&2; return 1; }
 	assert_fsck_clean "$img"
@@ -65,4 +66,61 @@ jsb_put() {
 	assert_img_cat "$img" /d/f30 "file 30"
 	# the log was replayed, not thrown away
 	[ "$(used_inodes "$img")" -gt 40 ]
+}
+
+# rename_in IMAGE DIR LBLK FROM TO: the entry FROM in DIR's logical block
+# LBLK takes the name TO (same length): two entries with one name. FROM
+# "-": the block's second named entry takes the first one's name.
+rename_in() {
+	local blk bs
+	blk=$(debugfs -R "bmap $2 $3" "$1" 2>/dev/null)
+	bs=$(dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Block size: *//p')
+	[ -n "$blk" ] && [ -n "$bs" ] || return 1
+	python3 - "$1" "$blk" "$bs" "$4" "$5" <<'PY'
+import struct, sys
+path, blk, bs, old, new = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].encode(), sys.argv[5].encode()
+with open(path, 'r+b') as f:
+    f.seek(blk * bs); b = bytearray(f.read(bs)); off = 0; first = None
+    while off < bs:
+        rl, nl = struct.unpack_from('<H', b, off + 4)[0], b[off + 6]
+        name = bytes(b[off + 8:off + 8 + nl])
+        if old == b'-' and nl and struct.unpack_from('<I', b, off)[0]:
+            if first is None:
+                first = name
+            elif len(name) == len(first):
+                old, new = name, first
+        if name == old and len(new) == nl:
+            b[off + 8:off + 8 + nl] = new
+            f.seek(blk * bs); f.write(b); sys.exit(0)
+        off += rl
+sys.exit('no entry ' + sys.argv[4])
+PY
+}
+
+@test "two entries with one name (a plain and an htree directory): the later is renamed NAME~0, no file lost" {
+	local img=$F/dup.img
+	mkdir -p "$F/dsrc"
+	for n in abc abd x y; do echo "$n" > "$F/dsrc/$n"; done
+	e3mkfs -q -b 1024 "$img" 8M
+	e3cp --quiet "$F/dsrc" "$img"
+	e3cp --quiet "$F/h1" "$img:/h1"
+	run debugfs -R 'htree /h1' "$img"
+	assert_output_has "Indirect levels"
+	rename_in "$img" / 0 abd abc
+	rename_in "$img" / 0 y x
+	# two names in one leaf of the index
+	rename_in "$img" /h1 2 - -
+	run timeout 60 e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "appears twice"
+	like_e2fsck "$img"
+	# as e2fsck names it: the name cut to its padded room, then ~0
+	run debugfs -R 'ls /' "$img"
+	assert_output_has "ab~0"
+	assert_output_has "x~0"
+	assert_img_cat "$img" /abc abc
+	assert_img_cat "$img" /x x
+	[ "$(debugfs -R 'ls /h1' "$img" 2>/dev/null | grep -c '~0')" -eq 1 ]
+	run timeout 60 e3fsck -n "$img"
+	assert_status 0
 }
