@@ -124,3 +124,26 @@ PY
 	run timeout 60 e3fsck -n "$img"
 	assert_status 0
 }
+
+@test "an htree root with the incompatible flag (bit 0 of its flags) loses its index, as e2fsck clears it; other bits stay, as e2fsck leaves them" {
+	local img=$F/rootflag.img blk v e2
+	e3mkfs -q -b 1024 "$F/rf-base.img" 8M
+	e3cp --quiet "$F/h1" "$F/rf-base.img:/h1"
+	for v in 001 200; do
+		cp --sparse=always "$F/rf-base.img" "$img"
+		blk=$(debugfs -R 'bmap /h1 0' "$img" 2>/dev/null)
+		[ -n "$blk" ]
+		printf "\\$v" | dd of="$img" bs=1 seek=$((blk * 1024 + 31)) conv=notrunc status=none
+		run e2fsck -fn "$img"
+		e2=$status
+		run timeout 60 e3fsck -n "$img"
+		assert_status $e2
+		if [ $v = 001 ]; then
+			assert_status 4
+			assert_output_has "bad root (incompatible flag)"
+			like_e2fsck "$img"
+			run debugfs -R 'ls /h1' "$img"
+			[ "$(grep -o 'name-' <<<"$output" | wc -l)" -eq 300 ]
+		fi
+	done
+}

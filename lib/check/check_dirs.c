@@ -427,11 +427,14 @@ static void check_htree(struct chk_ctx *ctx, struct dstate *ds, size_t first,
 
 	if (!n || chk_read_block(ctx, ctx->fd, dir_block(ctx, first, n, 0), ds->buf))
 		return;
+	/* flags bit 0 is the incompatible one (e2fsck clears the index for
+	 * it; the other bits it leaves alone, and so do we) */
 	if (ext2fs_le32_to_cpu(*(const uint32_t *)(p + 0x18)) != 0 ||
-	    p[0x1D] != 8 || p[0x1C] > 5) {
+	    p[0x1D] != 8 || p[0x1C] > 5 || (p[0x1F] & 1)) {
 		htree_bad(ctx, ds->ino, E3P_HTREE_ROOT, 0, 0,
 			  p[0x1D] != 8 ? "info length" : p[0x1C] > 5 ?
-			  "hash version" : "reserved field");
+			  "hash version" : (p[0x1F] & 1) ?
+			  "incompatible flag" : "reserved field");
 		return;
 	}
 	version = p[0x1C];
