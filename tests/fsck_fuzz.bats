@@ -147,3 +147,25 @@ PY
 		fi
 	done
 }
+
+@test "s_errno set in the journal superblock (an aborted journal): -n names it, -y clears it as e2fsck -fy does, the log still replayed" {
+	local img=$F/errno.img
+	e3mkfs -q -b 1024 "$img" 16M
+	run env E3_FAULT=stop-after-commit:1 e3cp "$F/src" "$img"
+	assert_status 137
+	jsb_put "$img" 32 $(( (1 << 32) - 5 ))		# -EIO
+	# e2fsck 1.47 -fn aborts on it (it tries to clear the field); its
+	# -fy clears it, replays and exits 0
+	run timeout 60 e3fsck -n "$img"
+	assert_status 0
+	assert_output_has "journal superblock records error 5"
+	run dumpe2fs -h "$img"
+	assert_output_has "Journal errno:"
+	like_e2fsck "$img"
+	run dumpe2fs -h "$img"
+	refute_output_has "Journal errno:"
+	assert_img_cat "$img" /d/f30 "file 30"
+	run timeout 60 e3fsck -n "$img"
+	assert_status 0
+	refute_output_has "records error"
+}

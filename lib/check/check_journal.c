@@ -214,6 +214,10 @@ static int chk_journal_state(struct chk_ctx *ctx)
 	if (map_bad(ctx))
 		return jbad(ctx, E3P_JNL_INODE_BAD, "block map leaves the "
 		     "filesystem, names a block twice or has a hole");
+	/* before any pending-replay finding: chk_pass_journal acts on the
+	 * last one */
+	if (j.errno_ && (f = chk_add(ctx, NULL, E3P_JNL_ERRNO)))
+		f->num = (int32_t)j.errno_ < 0 ? -(int64_t)(int32_t)j.errno_ : j.errno_;
 	if (ext2fs_has_feature_journal_needs_recovery(sb)) {
 		if ((f = chk_add(ctx, NULL, E3P_JNL_PENDING))) {
 			f->num = j.start;
@@ -511,6 +515,36 @@ void chk_journal_left(struct chk_ctx *ctx)
 	not_recreated(ctx, why);
 }
 
+/* s_errno cleared in the journal superblock, as e2fsck clears it (the
+ * filesystem is being checked, which is what the error asked for). */
+static errcode_t clear_errno(struct chk_ctx *ctx)
+{
+	ext2_filsys fs = ctx->fs;
+	struct ext2_inode in;
+	blk64_t pblk = 0;
+	unsigned char *buf;
+	errcode_t err;
+
+	err = ext2fs_read_inode(fs, fs->super->s_journal_inum, &in);
+	if (!err)
+		err = ext2fs_bmap2(fs, fs->super->s_journal_inum, &in, NULL, 0,
+				   0, NULL, &pblk);
+	if (err)
+		return err;
+	buf = malloc(ctx->bs);
+	if (!buf)
+		return ENOMEM;
+	err = io_channel_read_blk64(fs->io, pblk, 1, buf);
+	if (!err) {
+		memset(buf + 32, 0, 4);		/* s_errno, big-endian */
+		err = io_channel_write_blk64(fs->io, pblk, 1, buf);
+	}
+	if (!err)
+		err = io_channel_flush(fs->io);
+	free(buf);
+	return err;
+}
+
 /* With -p/-y a pending log is replayed through lib/journal/recovery.c and the
  * round ends, so the next one reopens the replayed image. An invalid
  * journal is marked to be cleared by this round's fixes
@@ -529,6 +563,21 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 	if (st == JNL_MOVE &&
 	    (f = chk_add(ctx, NULL, E3P_JNL_OLD_STYLE)))
 		f->ino = ctx->fs->super->s_journal_inum;
+	for (size_t i = 0; i < rep->n_findings; i++) {
+		f = &rep->findings[i];
+		if (f->code != E3P_JNL_ERRNO || f->fixed)
+			continue;
+		ctx->fixing = 1;
+		may = chk_may_fix(ctx, f->code);
+		ctx->fixing = 0;
+		if (may) {
+			err = clear_errno(ctx);
+			if (err)
+				return err;
+			f->fixed = 1;
+			ctx->changed++;
+		}
+	}
 	if (st == JNL_OK || !rep->n_findings)
 		goto out;
 	f = &rep->findings[rep->n_findings - 1];

@@ -245,6 +245,11 @@ P(E3P_JNL_REPLAY_STOPPED, "journal_replay_stopped", 7, E3_FIX_PREEN,
 P(E3P_JNL_OLD_STYLE, "journal_old_style", 7, E3_FIX_PREEN,
   "journal is in ordinary inode {ino} (an old-style /.journal)",
   "move it to inode 8"),
+/* as e2fsck: the error is why the check runs, and clearing it is no
+ * repair of its own (e2fsck -fy clears s_errno and exits 0) */
+P(E3P_JNL_ERRNO, "journal_errno", 7, E3_FIX_PREEN,
+  "journal superblock records error {num} (the journal was aborted)",
+  "clear it"),
 /* pass 8 */
 P(E3P_LAYOUT_NONCONTIG, "layout_noncontig", 8, E3_FIX_NEVER,
   "{num} files non-contiguous ({name}%), over the limit", NULL),
