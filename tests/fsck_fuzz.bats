@@ -169,3 +169,24 @@ PY
 	assert_status 0
 	refute_output_has "records error"
 }
+
+@test "a '.' whose rec_len is off the 4-byte grid (and its inode garbage): the block keeps '..' and the entries after it, as e2fsck keeps them" {
+	local img=$F/dotrl.img blk
+	mkdir -p "$F/dsrc2/sub"
+	echo one > "$F/dsrc2/sub/one"
+	echo two > "$F/dsrc2/sub/two"
+	e3mkfs -q -b 4096 "$img" 16M
+	e3cp --quiet "$F/dsrc2" "$img"
+	blk=$(debugfs -R 'bmap /sub 0' "$img" 2>/dev/null)
+	[ -n "$blk" ]
+	# '.': inode with its top bits flipped, rec_len 45
+	printf '\x81\x2d' | dd of="$img" bs=1 seek=$((blk * 4096 + 3)) conv=notrunc status=none
+	run timeout 60 e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "bad rec_len"
+	like_e2fsck "$img"
+	assert_img_cat "$img" /sub/one one
+	assert_img_cat "$img" /sub/two two
+	run debugfs -R 'ls /lost+found' "$img"
+	refute_output_has "#"
+}
