@@ -264,6 +264,7 @@ enum e3_problem_code {
 	E3P_HTREE_UNREF,
 	E3P_DIR_SET_FILETYPE,
 	E3P_DIR_DOT_NUL,		/* '.' or '..' not NUL-terminated */
+	E3P_HTREE_NODE,			/* a child of the root is no index node */
 	/* pass 4: connectivity */
 	E3P_CONN_UNREACHABLE = 400,
 	E3P_CONN_DOTDOT,

@@ -190,3 +190,27 @@ PY
 	run debugfs -R 'ls /lost+found' "$img"
 	refute_output_has "#"
 }
+
+@test "a 2-level htree whose index node's header entry has a name: not an index node (e2fsck reads it as a leaf), -y drops the index, every name stays" {
+	local img=$F/node.img root lb nb i
+	mkdir -p "$F/long/h2"
+	for i in $(seq 1 600); do : > "$F/long/h2/$(printf 'n%05d_%0222d' "$i" 0)"; done
+	e3mkfs -q -b 1024 "$img" 16M
+	e3cp --quiet "$F/long" "$img"
+	run debugfs -R 'htree /h2' "$img"
+	assert_output_has "Indirect levels: 1"
+	# the root's first pointer names the first index node
+	root=$(debugfs -R 'bmap /h2 0' "$img" 2>/dev/null)
+	lb=$(dd if="$img" bs=1024 skip="$root" count=1 status=none |
+		python3 -c 'import struct,sys; print(struct.unpack_from("<I", sys.stdin.buffer.read(), 36)[0] & 0xfffffff)')
+	nb=$(debugfs -R "bmap /h2 $lb" "$img" 2>/dev/null)
+	[ -n "$nb" ] && [ "$nb" -gt 0 ]
+	printf '\004' | dd of="$img" bs=1 seek=$((nb * 1024 + 6)) conv=notrunc status=none
+	run e2fsck -fn "$img"
+	assert_status 4
+	run timeout 60 e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "is not an index node"
+	like_e2fsck "$img"
+	[ "$(debugfs -R 'ls /h2' "$img" 2>/dev/null | grep -o ' n[0-9]\{5\}_' | wc -l)" -eq 600 ]
+}

@@ -412,6 +412,19 @@ static int check_leaf(struct chk_ctx *ctx, struct dstate *ds, uint32_t lblk,
 	return 0;
 }
 
+/* An index node starts with an empty entry spanning the block and
+ * naming nothing, which is how e2fsck (and the kernel's readdir) tell
+ * it from a leaf. */
+static int dx_node_header(struct chk_ctx *ctx, const unsigned char *blk)
+{
+	struct ext2_dir_entry de;
+	unsigned rec_len = 0;
+
+	memcpy(&de, blk, 8);
+	return !de.inode && !ext2fs_get_rec_len(ctx->fs, &de, &rec_len) &&
+	       rec_len == ctx->bs && !ext2fs_dirent_name_len(&de);
+}
+
 /* The dx root sits in block 0 after '.' and '..'; with indirect_levels 1
  * its children are index nodes whose entries follow a fake empty dirent.
  * Every other block is a leaf referenced exactly once. */
@@ -458,6 +471,12 @@ static void check_htree(struct chk_ctx *ctx, struct dstate *ds, size_t first,
 		blk64_t b = dir_block(ctx, first, n, children[i]);
 
 		dx[children[i]].node = 1;
+		if (b && !chk_read_block(ctx, ctx->fd, b, ds->buf2) &&
+		    !dx_node_header(ctx, ds->buf2)) {
+			htree_bad(ctx, ds->ino, E3P_HTREE_NODE, children[i], 0,
+				  "its header entry");
+			goto out;
+		}
 		if (!b || chk_read_block(ctx, ctx->fd, b, ds->buf2) ||
 		    check_dx_node(ctx, ds->ino, children[i], ds->buf2 + 8, bs - 8,
 				  nblk, dx[children[i]].lo, dx[children[i]].hi,
