@@ -29,8 +29,9 @@ used_inodes() {
 like_e2fsck() {
 	local img=$1 e3used e2used
 	cp --sparse=always "$img" "$img.e2"
+	# e2fsck -fy may leave errors (exit 5: it needs a second run for some)
 	run e2fsck -fy "$img.e2"
-	[ "$status" -le 1 ] || { echo "e2fsck -fy exited $status: $output" >&2; return 1; }
+	[ "$status" -lt 8 ] || { echo "e2fsck -fy exited $status: $output" >&2; return 1; }
 	run timeout 60 e3fsck -y "$img"
 	[ "$status" -le 1 ] || { echo "e3fsck -y exited $status: $output" >&2; return 1; }
 	assert_fsck_clean "$img"
@@ -213,4 +214,22 @@ PY
 	assert_output_has "is not an index node"
 	like_e2fsck "$img"
 	[ "$(debugfs -R 'ls /h2' "$img" 2>/dev/null | grep -o ' n[0-9]\{5\}_' | wc -l)" -eq 600 ]
+}
+
+@test "a directory block whose '.' record took in '..' (the rest zeroed): -y splits it and sets '..', clean in one run (e2fsck -fy needs two)" {
+	local img=$F/bigdot.img blk
+	mkdir -p "$F/dsrc3/e" "$F/dsrc3/f"
+	echo x > "$F/dsrc3/f/x"
+	e3mkfs -q -b 1024 "$img" 8M
+	e3cp --quiet "$F/dsrc3" "$img"
+	blk=$(debugfs -R 'bmap /e 0' "$img" 2>/dev/null)
+	[ -n "$blk" ]
+	dd if=/dev/zero of="$img" bs=1 seek=$((blk * 1024 + 12)) count=1012 conv=notrunc status=none
+	run timeout 60 e3fsck -n "$img"
+	assert_status 4
+	like_e2fsck "$img"
+	run debugfs -R 'ls -l /e' "$img"
+	assert_output_has ".."
+	run timeout 60 e3fsck -n "$img"
+	assert_status 0
 }
