@@ -298,6 +298,7 @@ enum e3_problem_code {
 	E3P_JNL_REPLAY_STOPPED,		/* at a corrupt transaction */
 	E3P_JNL_OLD_STYLE,		/* in an ordinary inode, not inode 8 */
 	E3P_JNL_ERRNO,			/* s_errno set: an aborted journal */
+	E3P_JNL_SB_GEOMETRY,		/* s_first/s_maxlen bad, a log to replay */
 	/* pass 8: layout gates */
 	E3P_LAYOUT_NONCONTIG = 800,
 	E3P_LAYOUT_RUNS,

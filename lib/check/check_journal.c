@@ -101,6 +101,11 @@ static int judge_jsb(struct chk_ctx *ctx, struct ext2_inode *in, uint64_t size,
 	free(buf);
 	if (!err)
 		return JNL_OK;
+	/* only the geometry wrong, and a committed log: -p/-y replay it
+	 * (salvage_replay) rather than lose it */
+	if ((err == E3_JOURNAL_SB_LENGTH || err == E3_JOURNAL_SB_FIRST) &&
+	    j->start && j->start < size / ctx->bs)
+		return jbad(ctx, E3P_JNL_SB_GEOMETRY, why ? why : error_message(err));
 	rc = jbad(ctx, err == E3_JOURNAL_UNSUPPORTED ? E3P_JNL_UNSUPPORTED :
 		  E3P_JNL_SB_BAD, why ? why : error_message(err));
 	/* unsupported: reported, never touched, no replay either */
@@ -402,7 +407,8 @@ errcode_t chk_clear_journal(struct chk_ctx *ctx)
 		return err;
 	for (i = 0; i < rep->n_findings; i++)
 		if (rep->findings[i].code == E3P_JNL_INODE_BAD ||
-		    rep->findings[i].code == E3P_JNL_SB_BAD)
+		    rep->findings[i].code == E3P_JNL_SB_BAD ||
+		    rep->findings[i].code == E3P_JNL_SB_GEOMETRY)
 			rep->findings[i].fixed = 1;
 	ctx->jnl_recreate = 1;
 	if (ctx->jnl_rounds < 2)
@@ -545,6 +551,38 @@ static errcode_t clear_errno(struct chk_ctx *ctx)
 	return err;
 }
 
+/* A superblock that is invalid only by its s_first or s_maxlen, over a
+ * committed log: replayed with those two taken from the journal inode
+ * (lib/journal's JBD2_LOG_SALVAGE), which also writes the mended
+ * superblock, rather than cleared with the transactions in it (e2fsck
+ * -fy replays such a log too). 0 when replayed (the finding fixed, the
+ * round ends so the next one checks the result); anything else leaves
+ * the journal to be cleared and recreated. */
+static int salvage_replay(struct chk_ctx *ctx, struct e3_finding *bad)
+{
+	struct e3_replay_report rr;
+	struct e3_finding *f;
+	errcode_t err;
+
+	memset(&rr, 0, sizeof(rr));
+	err = e3_journal_replay_salvage(ctx->fs, &rr);
+	if (err && err != E3_JOURNAL_CORRUPT && err != E3_JOURNAL_LOG_OVERRUN)
+		return -1;
+	bad->fixed = 1;
+	ctx->rep->journal_replayed = 1;
+	if ((f = chk_add(ctx, NULL, E3P_JNL_REPLAYED))) {
+		f->fixed = 1;
+		f->num = rr.transactions;
+		f->num2 = rr.blocks;
+	}
+	if (err && (f = chk_add(ctx, NULL, E3P_JNL_REPLAY_STOPPED))) {
+		f->fixed = 1;
+		f->name = strdup(error_message(err));
+	}
+	ctx->changed++;
+	return 0;
+}
+
 /* With -p/-y a pending log is replayed through lib/journal/recovery.c and the
  * round ends, so the next one reopens the replayed image. An invalid
  * journal is marked to be cleared by this round's fixes
@@ -589,6 +627,9 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 			rep->journal_pending = 1;
 		goto out;
 	}
+	if (st == JNL_INVALID && f->code == E3P_JNL_SB_GEOMETRY &&
+	    salvage_replay(ctx, f) == 0)
+		goto out;
 	if (st == JNL_INVALID) {
 		ctx->jnl_blocks = old_size(ctx);
 		ctx->jnl_clear = 1;

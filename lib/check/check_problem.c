@@ -254,6 +254,11 @@ P(E3P_JNL_OLD_STYLE, "journal_old_style", 7, E3_FIX_PREEN,
 P(E3P_JNL_ERRNO, "journal_errno", 7, E3_FIX_PREEN,
   "journal superblock records error {num} (the journal was aborted)",
   "clear it"),
+/* the log is kept: replayed with the journal inode's geometry, as
+ * e2fsck -fy replays it (a failed replay falls back to recreating) */
+P(E3P_JNL_SB_GEOMETRY, "journal_superblock_geometry", 7, E3_FIX_PREEN,
+  "journal superblock is invalid ({name})",
+  "take s_first and s_maxlen from the journal inode and replay the log"),
 /* pass 8 */
 P(E3P_LAYOUT_NONCONTIG, "layout_noncontig", 8, E3_FIX_NEVER,
   "{num} files non-contiguous ({name}%), over the limit", NULL),

@@ -198,8 +198,21 @@ errcode_t jbd2_super_check(const struct jbd2_superblock *jsb, unsigned bs,
 static errcode_t check_super(struct jbd2_log *log, uint64_t nblocks, int mode)
 {
 	struct jbd2_superblock *jsb = log->jsb;
-	errcode_t err = jbd2_super_check(jsb, log->bs, nblocks, mode, NULL);
+	int salvage = mode == JBD2_LOG_SALVAGE;
+	errcode_t err;
 
+	if (salvage)
+		mode = JBD2_LOG_READ;
+	err = jbd2_super_check(jsb, log->bs, nblocks, mode, NULL);
+	/* the geometry a journal inode of nblocks is made with; the log
+	 * blocks it names are all inside that inode, so the walk stays
+	 * bounded as for any valid superblock */
+	if (salvage && (err == E3_JOURNAL_SB_LENGTH || err == E3_JOURNAL_SB_FIRST) &&
+	    nblocks >= JBD2_MIN_JOURNAL_BLOCKS && nblocks <= UINT32_MAX) {
+		jsb->s_maxlen = jbd2_be32((uint32_t)nblocks);
+		jsb->s_first = jbd2_be32(1);
+		err = jbd2_super_check(jsb, log->bs, nblocks, mode, NULL);
+	}
 	if (err)
 		return err;
 	log->maxlen = jbd2_get32(jsb->s_maxlen);

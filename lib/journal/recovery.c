@@ -713,7 +713,7 @@ const char *e3_jblock_fate_name(enum e3_jblock_fate f)
 }
 
 /* jio: an external journal's device, or NULL for the fs's own journal */
-static errcode_t replay_from(ext2_filsys fs, io_channel jio,
+static errcode_t replay_from(ext2_filsys fs, io_channel jio, int mode,
 			     struct e3_replay_report *rep)
 {
 	struct e3_replay_report dummy;
@@ -725,8 +725,8 @@ static errcode_t replay_from(ext2_filsys fs, io_channel jio,
 	memset(rep, 0, sizeof(*rep));
 	if (!(fs->flags & EXT2_FLAG_RW))
 		return EXT2_ET_RO_FILSYS;
-	err = jio ? jbd2_log_open_dev(fs, jio, JBD2_LOG_READ, &log) :
-		    jbd2_log_open(fs, fs->io, JBD2_LOG_READ, &log);
+	err = jio ? jbd2_log_open_dev(fs, jio, mode, &log) :
+		    jbd2_log_open(fs, fs->io, mode, &log);
 	if (err)
 		return err;
 	err = replay_log(fs, &log, rep);
@@ -737,11 +737,17 @@ static errcode_t replay_from(ext2_filsys fs, io_channel jio,
 
 errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep)
 {
-	return replay_from(fs, NULL, rep);
+	return replay_from(fs, NULL, JBD2_LOG_READ, rep);
+}
+
+errcode_t e3_journal_replay_salvage(ext2_filsys fs,
+				    struct e3_replay_report *rep)
+{
+	return replay_from(fs, NULL, JBD2_LOG_SALVAGE, rep);
 }
 
 errcode_t e3_journal_replay_dev(ext2_filsys fs, io_channel jio,
 				struct e3_replay_report *rep)
 {
-	return replay_from(fs, jio, rep);
+	return replay_from(fs, jio, JBD2_LOG_READ, rep);
 }
