@@ -233,3 +233,21 @@ PY
 	run timeout 60 e3fsck -n "$img"
 	assert_status 0
 }
+
+@test "a '.' whose name_len runs past its record: only that entry is lost, '..' and the files after it stay, as e2fsck keeps them" {
+	local img=$F/dotnl.img blk
+	mkdir -p "$F/dsrc4/sub"
+	echo one > "$F/dsrc4/sub/one"
+	e3mkfs -q -b 4096 "$img" 16M
+	e3cp --quiet "$F/dsrc4" "$img"
+	blk=$(debugfs -R 'bmap /sub 0' "$img" 2>/dev/null)
+	[ -n "$blk" ]
+	printf '\073' | dd of="$img" bs=1 seek=$((blk * 4096 + 6)) conv=notrunc status=none
+	run timeout 60 e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "bad name_len"
+	like_e2fsck "$img"
+	assert_img_cat "$img" /sub/one one
+	run debugfs -R 'ls /lost+found' "$img"
+	refute_output_has "#"
+}

@@ -108,6 +108,16 @@ unsigned chk_dirent_salvage(ext2_filsys fs, unsigned char *buf, unsigned off,
 		set_rec_len(fs, buf, off, (HDR + nlen + 3) & ~3u);
 		return off;
 	}
+	/* the block's first entry, its record length good but its name
+	 * longer than the record: only the entry is lost (made empty, its
+	 * record kept), not the entries after it, as e2fsck keeps them (a
+	 * '.' with a bad name_len emptied the block) */
+	if (prev < 0 && rec_len >= 12 && rec_len % 4 == 0 && off + rec_len <= len) {
+		memset(buf + off, 0, 4);
+		buf[off + 6] = 0;
+		buf[off + 7] = 0;
+		return off;
+	}
 	/* the record runs past the block but its name fits: cut it */
 	if (left < 0 && (long)rec_len + left > HDR &&
 	    nlen + HDR <= (unsigned)((long)rec_len + left) &&
