@@ -176,11 +176,11 @@ P(E3P_DIR_SET_FILETYPE, "dir_filetype_unset", 3, E3_FIX_PREEN,
   "entry '{name}' in directory {ino} has no file type, should be {num2}", "set it"),
 P(E3P_DIR_DOT_NUL, "dir_dot_nul", 3, E3_FIX_YES,
   "'{name}' entry in directory {ino} is not NUL-terminated", "fix"),
-/* pass 4 */
 /* e2fsck knows an index node by its header entry (inode 0, one record
  * over the block, no name); without one it reads the block as a leaf */
 P(E3P_HTREE_NODE, "htree_node", 3, E3_FIX_YES,
   "htree directory {ino} block {num} is not an index node ({name})", "clear the index"),
+/* pass 4 */
 P(E3P_CONN_UNREACHABLE, "dir_unconnected", 4, E3_FIX_YES,
   "directory {ino} is not reachable from the root (parent {ino2})", "connect to lost+found"),
 P(E3P_CONN_DOTDOT, "dir_dotdot", 4, E3_FIX_YES,
