@@ -156,7 +156,7 @@ PY
 	assert_status 137
 	jsb_put "$img" 32 $(( (1 << 32) - 5 ))		# -EIO
 	# e2fsck 1.47 -fn aborts on it (it tries to clear the field); its
-	# -fy clears it, replays and exits 0
+	# -fy clears it and replays
 	run timeout 60 e3fsck -n "$img"
 	assert_status 0
 	assert_output_has "journal superblock records error 5"
