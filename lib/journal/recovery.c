@@ -377,14 +377,21 @@ static int commit_ok(struct recovery *r, const unsigned char *b,
 }
 
 /* A pass reads each log position once at most. The live log is shorter
- * than the log area (s_maxlen - s_first blocks): a pass that would come
+ * than the log area (s_maxlen - s_first blocks, or from s_start when the
+ * log begins below s_first): a pass that would come
  * round to where it began has met descriptors that claim more blocks than
  * the journal holds, or a log that wraps onto itself, and without this
  * bound it would go round for ever (a transaction's own descriptor read
  * again carries the same tid). walked: positions consumed so far. */
 static int overruns(const struct recovery *r, uint64_t walked, uint64_t more)
 {
-	return walked + more > (uint64_t)r->log->maxlen - r->log->first;
+	/* a log that begins below s_first reads s_start..s_maxlen-1 before
+	 * the wrap brings it back to s_first, which it has read already */
+	uint32_t lo = r->log->first, start = jbd2_get32(r->log->jsb->s_start);
+
+	if (start && start < lo)
+		lo = start;
+	return walked + more > (uint64_t)r->log->maxlen - lo;
 }
 
 static errcode_t do_pass(struct recovery *r, enum pass pass)
