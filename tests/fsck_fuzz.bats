@@ -256,3 +256,19 @@ PY
 	run debugfs -R 'ls /lost+found' "$img"
 	refute_output_has "#"
 }
+
+@test "an htree block pointer with a bit flipped in 24-27 points past the directory, as e2fsck reads it (28 bits)" {
+	local img=$F/ptr.img root
+	e3mkfs -q -b 1024 "$img" 8M
+	e3cp --quiet "$F/h1" "$img:/h1"
+	root=$(debugfs -R 'bmap /h1 0' "$img" 2>/dev/null)
+	[ -n "$root" ]
+	# the root's first entry's block: byte 3 of the pointer at 36
+	printf '\002' | dd of="$img" bs=1 seek=$((root * 1024 + 39)) conv=notrunc status=none
+	run e2fsck -fn "$img"
+	assert_status 4
+	run timeout 60 e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "outside the directory"
+	like_e2fsck "$img"
+}

@@ -338,7 +338,9 @@ static int check_dx_node(struct chk_ctx *ctx, ext2_ino_t dir, uint32_t lblk,
 		return 1;
 	}
 	for (i = 0; i < count; i++) {
-		uint32_t b = ext2fs_le32_to_cpu(e[i].block) & 0x0ffffff;
+		/* bits 28-31 are reserved; e2fsck (and the kernel) read 28
+		 * bits, so a flipped bit 24-27 is a block past the end */
+		uint32_t b = ext2fs_le32_to_cpu(e[i].block) & 0x0fffffff;
 		uint32_t h = i ? ext2fs_le32_to_cpu(e[i].hash) & ~1u : 0;
 		uint32_t next = i + 1 < count ?
 			ext2fs_le32_to_cpu(e[i + 1].hash) & ~1u : hi;
