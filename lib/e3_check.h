@@ -266,6 +266,7 @@ enum e3_problem_code {
 	E3P_HTREE_UNREF,
 	E3P_DIR_SET_FILETYPE,
 	E3P_DIR_DOT_NUL,		/* '.' or '..' not NUL-terminated */
+	E3P_HTREE_NODE,			/* a child of the root is no index node */
 	/* pass 4: connectivity */
 	E3P_CONN_UNREACHABLE = 400,
 	E3P_CONN_DOTDOT,
@@ -300,6 +301,8 @@ enum e3_problem_code {
 	E3P_JNL_NOT_RECREATED,
 	E3P_JNL_REPLAY_STOPPED,		/* at a corrupt transaction */
 	E3P_JNL_OLD_STYLE,		/* in an ordinary inode, not inode 8 */
+	E3P_JNL_ERRNO,			/* s_errno set: an aborted journal */
+	E3P_JNL_SB_GEOMETRY,		/* s_first/s_maxlen bad, a log to replay */
 	/* pass 8: layout gates */
 	E3P_LAYOUT_NONCONTIG = 800,
 	E3P_LAYOUT_RUNS,

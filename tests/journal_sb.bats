@@ -18,14 +18,17 @@
 #  - e2fsck -fy: s_maxlen = 2 and s_start past the log fail its replay
 #    ("Journal corrupted", exit 1); a bad block size or an s_maxlen past
 #    the inode's end is "Journal superblock is corrupt. Fix? yes" (exit 1).
-#    Ours -p and -y clear the journal and make a new one (exit 1): the same
-#    verdict, and the same loss (the unreplayable transaction).
+#    Ours -p and -y clear the journal and make a new one (exit 1) for a bad
+#    block size or s_start: the same verdict, and the same loss.
 #  - s_first = 0, s_first = s_maxlen and s_maxlen = 1000 (under the
 #    kernel's 1024): e2fsck -fy replays the log and exits 0, leaving a
 #    journal superblock the kernel refuses to mount ("JBD2: Invalid start
-#    block of journal", "journal file too short"). Ours refuses to replay
-#    it (as the kernel does) and -y recreates the journal (exit 1): a
-#    different verdict, chosen; as root the test mounts the repaired image.
+#    block of journal", "journal file too short"). Writers refuse it (as
+#    the kernel does); our -p and -y replay the log with s_first 1 and
+#    s_maxlen the journal inode's length, and write the superblock mended
+#    (exit 1): the transactions e2fsck keeps, and a journal the kernel
+#    mounts. The same for s_maxlen = 2 and past the inode's end, where
+#    e2fsck drops the log.
 load helper
 
 setup() {
@@ -113,19 +116,75 @@ one_field() {
 	repaired "$T/$1-p.img" -p || return 1
 }
 
-@test "s_maxlen = 2 (the replay that spun for ever): refused at once by e3cp and e3fsck -n; -p/-y recreate the journal, as e2fsck -fy's verdict" {
-	one_field maxlen2 16 2 "its length is under 1024 blocks" 0 1
+# used IMAGE: inodes in use (e2fsck -fn's summary)
+used() {
+	e2fsck -fn "$1" 2>/dev/null | tail -1 | sed -n 's|^[^:]*: \([0-9]*\)/.*|\1|p'
 }
 
-@test "s_maxlen past the journal inode's end, or under 1024 blocks: refused; -p/-y recreate" {
-	one_field maxlen2048 16 2048 "its length is under 1024 blocks or past the journal inode's end" 12 1
+# mended IMAGE MODE: e3fsck MODE (-p or -y) takes s_first and s_maxlen
+# from the journal inode and replays the log (exit 1): the committed
+# transaction is kept (as many inodes in use as after a plain replay of
+# the undamaged log), the journal superblock is valid again, e2fsck -fn
+# and e3fsck -n call the image clean and e3cp writes to it
+mended() {
+	local img=$1 mode=$2 want
+	cp "$T/base.img" "$T/plain.img" || return 1
+	e3fsck -y "$T/plain.img" >/dev/null 2>&1
+	want=$(used "$T/plain.img")
+	run timeout 60 e3fsck "$mode" "$img"
+	assert_status 1 || return 1
+	assert_output_has "journal superblock is invalid (" || return 1
+	assert_output_has "): fixed (take s_first and s_maxlen from the journal inode and replay the log)" || return 1
+	assert_output_has "pass 7: journal replayed: 1 transactions" || return 1
+	refute_output_has "journal recreated" || return 1
+	assert_fsck_clean "$img" || return 1
+	[ -n "$want" ] && [ "$(used "$img")" = "$want" ] || { echo "in use: $(used "$img"), want $want" >&2; return 1; }
+	run timeout 60 e3fsck -n "$img"
+	assert_status 0 || return 1
+	run timeout 60 e3cp "$T/more" "$img"
+	assert_status 0 || return 1
+	assert_fsck_clean "$img" || return 1
+}
+
+# one_geometry NAME OFFSET VALUE WHY E2N E2Y: a bad s_first or s_maxlen
+# over a committed log: writers refuse it; e3fsck -n names it with what
+# -p/-y will do; -p/-y mend and replay
+one_geometry() {
+	local sum
+	damaged "$1" "$2" "$3" || return 1
+	sum=$(md5sum <"$T/$1.img")
+	run timeout 60 e3cp "$T/more" "$T/$1.img"
+	assert_status 8 || return 1
+	assert_output_has "journal superblock is invalid: $4" || return 1
+	run timeout 60 e3fsck -n "$T/$1.img"
+	assert_status 4 || return 1
+	assert_output_has "pass 7: journal superblock is invalid (" || return 1
+	assert_output_has "): not fixed (take s_first and s_maxlen from the journal inode and replay the log with -p or -y)" || return 1
+	[ "$(md5sum <"$T/$1.img")" = "$sum" ] || { echo "a refusal wrote $T/$1.img" >&2; return 1; }
+	e2fsck_says "$T/$1.img" "$5" "$6" || return 1
+	cp "$T/$1.img" "$T/$1-p.img" || return 1
+	mended "$T/$1.img" -y || return 1
+	mended "$T/$1-p.img" -p || return 1
+}
+
+# Before fuzz_dirs (bench/results/fsck-fuzz.md) -p/-y cleared these
+# journals and recreated them, losing the committed transaction e2fsck
+# -fy replays (first0, firstmax, maxlen1000): the journal inode's length
+# is what s_maxlen must be and 1 what s_first is in every journal made,
+# so the log is replayed with those and the superblock written mended.
+@test "s_maxlen = 2 (the replay that spun for ever): refused at once by e3cp; e3fsck -n names it; -p/-y replay with the inode's geometry (e2fsck -fy drops the log)" {
+	one_geometry maxlen2 16 2 "its length is under 1024 blocks" 0 1
+}
+
+@test "s_maxlen past the journal inode's end, or under 1024 blocks: refused; -p/-y replay with the inode's geometry" {
+	one_geometry maxlen2048 16 2048 "its length is under 1024 blocks or past the journal inode's end" 12 1
 	# e2fsck -fy replays this one and leaves a journal the kernel refuses
-	one_field maxlen1000 16 1000 "its length is under 1024 blocks" 0 0
+	one_geometry maxlen1000 16 1000 "its length is under 1024 blocks" 0 0
 }
 
-@test "s_first = 0 and s_first = s_maxlen: refused; -p/-y recreate (e2fsck -fy replays, and the kernel then refuses the journal)" {
-	one_field first0 20 0 "its first log block is 0 or not below its length" 0 0
-	one_field firstmax 20 1024 "its first log block is 0 or not below its length" 0 0
+@test "s_first = 0 and s_first = s_maxlen: refused; -p/-y replay with s_first 1 (e2fsck -fy replays too, and leaves a journal the kernel refuses)" {
+	one_geometry first0 20 0 "its first log block is 0 or not below its length" 0 0
+	one_geometry firstmax 20 1024 "its first log block is 0 or not below its length" 0 0
 }
 
 @test "a block size that is not the filesystem's: refused; -p/-y recreate, as e2fsck -fy" {

@@ -93,6 +93,31 @@ unsigned chk_dirent_salvage(ext2_filsys fs, unsigned char *buf, unsigned off,
 		memset(buf + off + left, 0, HDR);
 		return off;
 	}
+	/* the block's first entry (no previous one to take it in) with a
+	 * record length off the 4-byte grid or too short, but a name that
+	 * fits and a good entry right after the shortest record that holds
+	 * it: the length was the damage, keep the entry and the rest of the
+	 * block, as e2fsck keeps them (a '.' whose rec_len lost a bit kept
+	 * nothing after it). The inode number is judged afterwards, as for
+	 * any entry. Later entries keep the rules below, which are e2fsck's
+	 * (it drops such an entry, and keeps the ones after it). */
+	if (prev < 0 && (rec_len < 12 || rec_len % 4) && nlen &&
+	    off + ((HDR + nlen + 3) & ~3u) + HDR <= len &&
+	    name_plain(buf + off + HDR, nlen) &&
+	    !chk_dirent_bad(fs, buf, off + ((HDR + nlen + 3) & ~3u), len)) {
+		set_rec_len(fs, buf, off, (HDR + nlen + 3) & ~3u);
+		return off;
+	}
+	/* the block's first entry, its record length good but its name
+	 * longer than the record: only the entry is lost (made empty, its
+	 * record kept), not the entries after it, as e2fsck keeps them (a
+	 * '.' with a bad name_len emptied the block) */
+	if (prev < 0 && rec_len >= 12 && rec_len % 4 == 0 && off + rec_len <= len) {
+		memset(buf + off, 0, 4);
+		buf[off + 6] = 0;
+		buf[off + 7] = 0;
+		return off;
+	}
 	/* the record runs past the block but its name fits: cut it */
 	if (left < 0 && (long)rec_len + left > HDR &&
 	    nlen + HDR <= (unsigned)((long)rec_len + left) &&

@@ -338,7 +338,9 @@ static int check_dx_node(struct chk_ctx *ctx, ext2_ino_t dir, uint32_t lblk,
 		return 1;
 	}
 	for (i = 0; i < count; i++) {
-		uint32_t b = ext2fs_le32_to_cpu(e[i].block) & 0x0ffffff;
+		/* bits 28-31 are reserved; e2fsck (and the kernel) read 28
+		 * bits, so a flipped bit 24-27 is a block past the end */
+		uint32_t b = ext2fs_le32_to_cpu(e[i].block) & 0x0fffffff;
 		uint32_t h = i ? ext2fs_le32_to_cpu(e[i].hash) & ~1u : 0;
 		uint32_t next = i + 1 < count ?
 			ext2fs_le32_to_cpu(e[i + 1].hash) & ~1u : hi;
@@ -412,6 +414,19 @@ static int check_leaf(struct chk_ctx *ctx, struct dstate *ds, uint32_t lblk,
 	return 0;
 }
 
+/* An index node starts with an empty entry spanning the block and
+ * naming nothing, which is how e2fsck (and the kernel's readdir) tell
+ * it from a leaf. */
+static int dx_node_header(struct chk_ctx *ctx, const unsigned char *blk)
+{
+	struct ext2_dir_entry de;
+	unsigned rec_len = 0;
+
+	memcpy(&de, blk, 8);
+	return !de.inode && !ext2fs_get_rec_len(ctx->fs, &de, &rec_len) &&
+	       rec_len == ctx->bs && !ext2fs_dirent_name_len(&de);
+}
+
 /* The dx root sits in block 0 after '.' and '..'; with indirect_levels 1
  * its children are index nodes whose entries follow a fake empty dirent.
  * Every other block is a leaf referenced exactly once. */
@@ -427,11 +442,14 @@ static void check_htree(struct chk_ctx *ctx, struct dstate *ds, size_t first,
 
 	if (!n || chk_read_block(ctx, ctx->fd, dir_block(ctx, first, n, 0), ds->buf))
 		return;
+	/* flags bit 0 is the incompatible one (e2fsck clears the index for
+	 * it; the other bits it leaves alone, and so do we) */
 	if (ext2fs_le32_to_cpu(*(const uint32_t *)(p + 0x18)) != 0 ||
-	    p[0x1D] != 8 || p[0x1C] > 5) {
+	    p[0x1D] != 8 || p[0x1C] > 5 || (p[0x1F] & 1)) {
 		htree_bad(ctx, ds->ino, E3P_HTREE_ROOT, 0, 0,
 			  p[0x1D] != 8 ? "info length" : p[0x1C] > 5 ?
-			  "hash version" : "reserved field");
+			  "hash version" : (p[0x1F] & 1) ?
+			  "incompatible flag" : "reserved field");
 		return;
 	}
 	version = p[0x1C];
@@ -455,6 +473,12 @@ static void check_htree(struct chk_ctx *ctx, struct dstate *ds, size_t first,
 		blk64_t b = dir_block(ctx, first, n, children[i]);
 
 		dx[children[i]].node = 1;
+		if (b && !chk_read_block(ctx, ctx->fd, b, ds->buf2) &&
+		    !dx_node_header(ctx, ds->buf2)) {
+			htree_bad(ctx, ds->ino, E3P_HTREE_NODE, children[i], 0,
+				  "its header entry");
+			goto out;
+		}
 		if (!b || chk_read_block(ctx, ctx->fd, b, ds->buf2) ||
 		    check_dx_node(ctx, ds->ino, children[i], ds->buf2 + 8, bs - 8,
 				  nblk, dx[children[i]].lo, dx[children[i]].hi,

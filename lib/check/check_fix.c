@@ -299,6 +299,7 @@ static void set_field(struct chk_ctx *ctx, struct e3_finding *f)
 	case E3P_HTREE_ROOT: case E3P_HTREE_LIMIT: case E3P_HTREE_COUNT:
 	case E3P_HTREE_ORDER: case E3P_HTREE_DEPTH: case E3P_HTREE_BLOCK:
 	case E3P_HTREE_NO_FEATURE: case E3P_HTREE_HASH: case E3P_HTREE_UNREF:
+	case E3P_HTREE_NODE:
 		in.i_flags &= ~EXT2_INDEX_FL;
 		break;
 	default:

@@ -128,6 +128,54 @@ static int is_dup(struct dirfix *df, const char *name, int nlen)
 	return 0;
 }
 
+/* The later of two entries with one name gets a new one, as e2fsck
+ * renames it rather than lose the file: the name cut to fit the padded
+ * room it already has, plus "~N" with the first N (0-9) not in the
+ * directory. 0, or -1 when every N is taken (the entry is cleared then;
+ * the inode goes to lost+found). */
+static int rename_dup(struct chk_ctx *ctx, ext2_ino_t dir,
+		      struct ext2_dir_entry *de, int nlen)
+{
+	int keep = (nlen + 3) / 4 * 4 < nlen + 2 ? (nlen + 3) / 4 * 4 - 2 : nlen;
+	char name[EXT2_NAME_LEN + 1];
+	ext2_ino_t found;
+	int n;
+
+	if (keep > EXT2_NAME_LEN - 2)
+		keep = EXT2_NAME_LEN - 2;
+	memcpy(name, de->name, keep);
+	for (n = 0; n < 10; n++) {
+		name[keep] = '~';
+		name[keep + 1] = (char)('0' + n);
+		if (ext2fs_lookup(ctx->fs, dir, name, keep + 2, NULL, &found))
+			break;
+	}
+	if (n == 10)
+		return -1;
+	memcpy(de->name, name, keep + 2);
+	ext2fs_dirent_set_name_len(de, keep + 2);
+	return 0;
+}
+
+/* A '.' record of 24 bytes or more leaves '..' no entry of its own:
+ * cut it to 12, and the rest becomes an empty record, which dir_iterate
+ * (reading the changed rec_len again) hands over next as '..'. 1 if
+ * split. */
+static int split_dot(struct chk_ctx *ctx, struct ext2_dir_entry *de,
+		     int offset, int blocksize)
+{
+	unsigned rec_len = 0;
+	struct ext2_dir_entry *n = (void *)((char *)de + 12);
+
+	if (ext2fs_get_rec_len(ctx->fs, de, &rec_len) || rec_len < 24 ||
+	    offset + rec_len > (unsigned)blocksize)
+		return 0;
+	memset(n, 0, 8);
+	ext2fs_set_rec_len(ctx->fs, rec_len - 12, n);
+	ext2fs_set_rec_len(ctx->fs, 12, de);
+	return 1;
+}
+
 static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 		    int offset, int blocksize, char *buf, void *priv)
 {
@@ -145,29 +193,23 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 			ext2fs_dirent_set_file_type(de, want);
 			changed = DIRENT_CHANGED;
 		}
+		/* a good '.' whose record took in the '..' after it (e2fsck:
+		 * "Directory entry for '.' is big"): split it so the '..'
+		 * fix has an entry to set */
+		if (entry == DIRENT_DOT_FILE && !df->fix_dot && df->fix_dotdot &&
+		    split_dot(ctx, de, offset, blocksize))
+			return DIRENT_CHANGED;
 		if (!(entry == DIRENT_DOT_FILE ? df->fix_dot : df->fix_dotdot))
 			return changed;
 	}
 	if (entry == DIRENT_DOT_FILE) {
-		unsigned rec_len = 0;
-
 		de->inode = df->dir;
 		ext2fs_dirent_set_name_len(de, 1);
 		ext2fs_dirent_set_file_type(de, has_ft ? EXT2_FT_DIR : 0);
 		de->name[0] = '.';
 		de->name[1] = de->name[2] = de->name[3] = 0;
-		/* a '.' spanning the block leaves no room for '..': split
-		 * it, the new record becomes '..' next (dir_iterate reads a
-		 * changed rec_len again) */
-		if (!ext2fs_get_rec_len(ctx->fs, de, &rec_len) &&
-		    rec_len >= 24 && offset + rec_len <= (unsigned)blocksize) {
-			struct ext2_dir_entry *n = (void *)((char *)de + 12);
-
-			memset(n, 0, 8);
-			ext2fs_set_rec_len(ctx->fs, rec_len - 12, n);
-			ext2fs_set_rec_len(ctx->fs, 12, de);
+		if (split_dot(ctx, de, offset, blocksize))
 			df->fix_dotdot = 1;
-		}
 		return DIRENT_CHANGED;
 	}
 	if (entry == DIRENT_DOT_DOT_FILE) {
@@ -191,9 +233,17 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 	}
 	if (!nlen || (nlen == 1 && de->name[0] == '.') ||
 	    (nlen == 2 && de->name[0] == '.' && de->name[1] == '.') ||
-	    bad_target(df, de->inode) || is_dup(df, de->name, nlen)) {
+	    bad_target(df, de->inode)) {
 		de->inode = 0;
 		return DIRENT_CHANGED;
+	}
+	if (is_dup(df, de->name, nlen)) {
+		if (rename_dup(ctx, dir, de, nlen))
+			de->inode = 0;
+		changed = DIRENT_CHANGED;
+		nlen = ext2fs_dirent_name_len(de);
+		if (!de->inode)
+			return changed;
 	}
 	if (has_ft && ft != CI_TYPE(ctx->ist[de->inode])) {
 		ext2fs_dirent_set_file_type(de, CI_TYPE(ctx->ist[de->inode]));

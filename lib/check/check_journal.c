@@ -101,6 +101,11 @@ static int judge_jsb(struct chk_ctx *ctx, struct ext2_inode *in, uint64_t size,
 	free(buf);
 	if (!err)
 		return JNL_OK;
+	/* only the geometry wrong, and a committed log: -p/-y replay it
+	 * (salvage_replay) rather than lose it */
+	if ((err == E3_JOURNAL_SB_LENGTH || err == E3_JOURNAL_SB_FIRST) &&
+	    j->start && j->start < size / ctx->bs)
+		return jbad(ctx, E3P_JNL_SB_GEOMETRY, why ? why : error_message(err));
 	rc = jbad(ctx, err == E3_JOURNAL_UNSUPPORTED ? E3P_JNL_UNSUPPORTED :
 		  E3P_JNL_SB_BAD, why ? why : error_message(err));
 	/* unsupported: reported, never touched, no replay either */
@@ -214,6 +219,10 @@ static int chk_journal_state(struct chk_ctx *ctx)
 	if (map_bad(ctx))
 		return jbad(ctx, E3P_JNL_INODE_BAD, "block map leaves the "
 		     "filesystem, names a block twice or has a hole");
+	/* before any pending-replay finding: chk_pass_journal acts on the
+	 * last one */
+	if (j.errno_ && (f = chk_add(ctx, NULL, E3P_JNL_ERRNO)))
+		f->num = (int32_t)j.errno_ < 0 ? -(int64_t)(int32_t)j.errno_ : j.errno_;
 	if (ext2fs_has_feature_journal_needs_recovery(sb)) {
 		if ((f = chk_add(ctx, NULL, E3P_JNL_PENDING))) {
 			f->num = j.start;
@@ -398,7 +407,8 @@ errcode_t chk_clear_journal(struct chk_ctx *ctx)
 		return err;
 	for (i = 0; i < rep->n_findings; i++)
 		if (rep->findings[i].code == E3P_JNL_INODE_BAD ||
-		    rep->findings[i].code == E3P_JNL_SB_BAD)
+		    rep->findings[i].code == E3P_JNL_SB_BAD ||
+		    rep->findings[i].code == E3P_JNL_SB_GEOMETRY)
 			rep->findings[i].fixed = 1;
 	ctx->jnl_recreate = 1;
 	if (ctx->jnl_rounds < 2)
@@ -511,6 +521,68 @@ void chk_journal_left(struct chk_ctx *ctx)
 	not_recreated(ctx, why);
 }
 
+/* s_errno cleared in the journal superblock, as e2fsck clears it (the
+ * filesystem is being checked, which is what the error asked for). */
+static errcode_t clear_errno(struct chk_ctx *ctx)
+{
+	ext2_filsys fs = ctx->fs;
+	struct ext2_inode in;
+	blk64_t pblk = 0;
+	unsigned char *buf;
+	errcode_t err;
+
+	err = ext2fs_read_inode(fs, fs->super->s_journal_inum, &in);
+	if (!err)
+		err = ext2fs_bmap2(fs, fs->super->s_journal_inum, &in, NULL, 0,
+				   0, NULL, &pblk);
+	if (err)
+		return err;
+	buf = malloc(ctx->bs);
+	if (!buf)
+		return ENOMEM;
+	err = io_channel_read_blk64(fs->io, pblk, 1, buf);
+	if (!err) {
+		memset(buf + 32, 0, 4);		/* s_errno, big-endian */
+		err = io_channel_write_blk64(fs->io, pblk, 1, buf);
+	}
+	if (!err)
+		err = io_channel_flush(fs->io);
+	free(buf);
+	return err;
+}
+
+/* A superblock that is invalid only by its s_first or s_maxlen, over a
+ * committed log: replayed with those two taken from the journal inode
+ * (lib/journal's JBD2_LOG_SALVAGE), which also writes the mended
+ * superblock, rather than cleared with the transactions in it (e2fsck
+ * -fy replays such a log too). 0 when replayed (the finding fixed, the
+ * round ends so the next one checks the result); anything else leaves
+ * the journal to be cleared and recreated. */
+static int salvage_replay(struct chk_ctx *ctx, struct e3_finding *bad)
+{
+	struct e3_replay_report rr;
+	struct e3_finding *f;
+	errcode_t err;
+
+	memset(&rr, 0, sizeof(rr));
+	err = e3_journal_replay_salvage(ctx->fs, &rr);
+	if (err && err != E3_JOURNAL_CORRUPT && err != E3_JOURNAL_LOG_OVERRUN)
+		return -1;
+	bad->fixed = 1;
+	ctx->rep->journal_replayed = 1;
+	if ((f = chk_add(ctx, NULL, E3P_JNL_REPLAYED))) {
+		f->fixed = 1;
+		f->num = rr.transactions;
+		f->num2 = rr.blocks;
+	}
+	if (err && (f = chk_add(ctx, NULL, E3P_JNL_REPLAY_STOPPED))) {
+		f->fixed = 1;
+		f->name = strdup(error_message(err));
+	}
+	ctx->changed++;
+	return 0;
+}
+
 /* With -p/-y a pending log is replayed through lib/journal/recovery.c and the
  * round ends, so the next one reopens the replayed image. An invalid
  * journal is marked to be cleared by this round's fixes
@@ -529,6 +601,21 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 	if (st == JNL_MOVE &&
 	    (f = chk_add(ctx, NULL, E3P_JNL_OLD_STYLE)))
 		f->ino = ctx->fs->super->s_journal_inum;
+	for (size_t i = 0; i < rep->n_findings; i++) {
+		f = &rep->findings[i];
+		if (f->code != E3P_JNL_ERRNO || f->fixed)
+			continue;
+		ctx->fixing = 1;
+		may = chk_may_fix(ctx, f->code);
+		ctx->fixing = 0;
+		if (may) {
+			err = clear_errno(ctx);
+			if (err)
+				return err;
+			f->fixed = 1;
+			ctx->changed++;
+		}
+	}
 	if (st == JNL_OK || !rep->n_findings)
 		goto out;
 	f = &rep->findings[rep->n_findings - 1];
@@ -540,6 +627,9 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 			rep->journal_pending = 1;
 		goto out;
 	}
+	if (st == JNL_INVALID && f->code == E3P_JNL_SB_GEOMETRY &&
+	    salvage_replay(ctx, f) == 0)
+		goto out;
 	if (st == JNL_INVALID) {
 		ctx->jnl_blocks = old_size(ctx);
 		ctx->jnl_clear = 1;

@@ -117,7 +117,7 @@ int chk_finding_is_error(const struct e3_finding *f)
 	       f->code != E3P_JNL_NOT_RECREATED &&
 	       f->code != E3P_JNL_OLD_STYLE &&	/* valid: e2fsck -n is clean */
 	       f->code != E3P_DIR_SET_FILETYPE &&
-	       f->code != E3P_SB_ERROR_STATE &&
+	       f->code != E3P_SB_ERROR_STATE && f->code != E3P_JNL_ERRNO &&
 	       f->code != E3P_SB_UNUSABLE && f->code != E3P_JNL_PENDING &&
 	       f->code != E3P_JNL_DATA_NO_RECOVER &&
 	       /* e2fsck's PR_NO_OK: a wrong total in the superblock alone
@@ -174,7 +174,8 @@ static void exit_code(struct e3_check_report *rep)
 		/* clearing the error state alone is no repair (e2fsck
 		 * exits 0 then) */
 		if (rep->findings[i].fixed &&
-		    rep->findings[i].code != E3P_SB_ERROR_STATE)
+		    rep->findings[i].code != E3P_SB_ERROR_STATE &&
+		    rep->findings[i].code != E3P_JNL_ERRNO)
 			rep->n_fixed++;
 		else if (chk_finding_is_error(&rep->findings[i]))
 			rep->n_unfixed++;

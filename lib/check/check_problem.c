@@ -150,7 +150,7 @@ P(E3P_DIR_MISSING_DOT, "dir_missing_dot", 3, E3_FIX_YES,
 P(E3P_DIR_MISSING_DOTDOT, "dir_missing_dotdot", 3, E3_FIX_YES,
   "directory {ino} has no '..' entry second", "fix"),
 P(E3P_DIR_DUP_NAME, "dir_dup_name", 3, E3_FIX_YES,
-  "entry '{name}' appears twice in directory {ino}", "clear the second"),
+  "entry '{name}' appears twice in directory {ino}", "rename the second"),
 P(E3P_DIR_DOT_ENTRY_OTHER, "dir_dot_elsewhere", 3, E3_FIX_YES,
   "directory {ino} has a '{name}' entry after the start", "clear the entry"),
 P(E3P_DIR_NAME_ZERO, "dir_name_zero", 3, E3_FIX_YES,
@@ -184,6 +184,10 @@ P(E3P_DIR_SET_FILETYPE, "dir_filetype_unset", 3, E3_FIX_PREEN,
   "entry '{name}' in directory {ino} has no file type, should be {num2}", "set it"),
 P(E3P_DIR_DOT_NUL, "dir_dot_nul", 3, E3_FIX_YES,
   "'{name}' entry in directory {ino} is not NUL-terminated", "fix"),
+/* e2fsck knows an index node by its header entry (inode 0, one record
+ * over the block, no name); without one it reads the block as a leaf */
+P(E3P_HTREE_NODE, "htree_node", 3, E3_FIX_YES,
+  "htree directory {ino} block {num} is not an index node ({name})", "clear the index"),
 /* pass 4 */
 P(E3P_CONN_UNREACHABLE, "dir_unconnected", 4, E3_FIX_YES,
   "directory {ino} is not reachable from the root (parent {ino2})", "connect to lost+found"),
@@ -256,6 +260,16 @@ P(E3P_JNL_REPLAY_STOPPED, "journal_replay_stopped", 7, E3_FIX_PREEN,
 P(E3P_JNL_OLD_STYLE, "journal_old_style", 7, E3_FIX_PREEN,
   "journal is in ordinary inode {ino} (an old-style /.journal)",
   "move it to inode 8"),
+/* as e2fsck: the error is why the check runs, and clearing it is no
+ * repair of its own (e2fsck -fy clears s_errno and exits 0) */
+P(E3P_JNL_ERRNO, "journal_errno", 7, E3_FIX_PREEN,
+  "journal superblock records error {num} (the journal was aborted)",
+  "clear it"),
+/* the log is kept: replayed with the journal inode's geometry, as
+ * e2fsck -fy replays it (a failed replay falls back to recreating) */
+P(E3P_JNL_SB_GEOMETRY, "journal_superblock_geometry", 7, E3_FIX_PREEN,
+  "journal superblock is invalid ({name})",
+  "take s_first and s_maxlen from the journal inode and replay the log"),
 /* pass 8 */
 P(E3P_LAYOUT_NONCONTIG, "layout_noncontig", 8, E3_FIX_NEVER,
   "{num} files non-contiguous ({name}%), over the limit", NULL),

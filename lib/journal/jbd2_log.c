@@ -125,7 +125,9 @@ uint32_t jbd2_csum(const struct jbd2_log *log, uint32_t crc,
  *    scan go round one block for ever);
  *  - s_first: 1 or more (block 0 is this superblock) and below s_maxlen,
  *    else the wrap arithmetic has no log to wrap into;
- *  - s_start: 0 (empty) or a log block, in [s_first, s_maxlen);
+ *  - s_start: 0 (empty) or below s_maxlen; a writer also wants it in
+ *    [s_first, s_maxlen) (e2fsck and the kernel replay a log that begins
+ *    below s_first: reads wrap at s_maxlen, so they stay in the journal);
  *  - s_sequence: any value is a valid tid (tids wrap), nothing to check;
  *    a log whose blocks do not carry it simply ends at s_start.
  * A v1 superblock has no feature fields; whatever is there is ignored. */
@@ -174,8 +176,15 @@ errcode_t jbd2_super_check(const struct jbd2_superblock *jsb, unsigned bs,
 	*why = "s_first is 0 or not below s_maxlen";
 	if (first == 0 || first >= maxlen)
 		return E3_JOURNAL_SB_FIRST;
+	/* a log may begin below s_first: replay reads from s_start and
+	 * wraps at s_maxlen back to s_first, as e2fsck and the kernel do,
+	 * so every block it reads is still inside the journal (refusing it
+	 * would drop committed transactions e2fsck replays) */
+	*why = "s_start not below s_maxlen";
+	if (start >= maxlen)
+		return E3_JOURNAL_SB_START;
 	*why = "s_start outside the log blocks [s_first, s_maxlen)";
-	if (start && (start < first || start >= maxlen))
+	if (mode == JBD2_LOG_WRITE && start && start < first)
 		return E3_JOURNAL_SB_START;
 	*why = "a format our writer does not write";
 	if (mode == JBD2_LOG_WRITE &&
@@ -189,8 +198,21 @@ errcode_t jbd2_super_check(const struct jbd2_superblock *jsb, unsigned bs,
 static errcode_t check_super(struct jbd2_log *log, uint64_t nblocks, int mode)
 {
 	struct jbd2_superblock *jsb = log->jsb;
-	errcode_t err = jbd2_super_check(jsb, log->bs, nblocks, mode, NULL);
+	int salvage = mode == JBD2_LOG_SALVAGE;
+	errcode_t err;
 
+	if (salvage)
+		mode = JBD2_LOG_READ;
+	err = jbd2_super_check(jsb, log->bs, nblocks, mode, NULL);
+	/* the geometry a journal inode of nblocks is made with; the log
+	 * blocks it names are all inside that inode, so the walk stays
+	 * bounded as for any valid superblock */
+	if (salvage && (err == E3_JOURNAL_SB_LENGTH || err == E3_JOURNAL_SB_FIRST) &&
+	    nblocks >= JBD2_MIN_JOURNAL_BLOCKS && nblocks <= UINT32_MAX) {
+		jsb->s_maxlen = jbd2_be32((uint32_t)nblocks);
+		jsb->s_first = jbd2_be32(1);
+		err = jbd2_super_check(jsb, log->bs, nblocks, mode, NULL);
+	}
 	if (err)
 		return err;
 	log->maxlen = jbd2_get32(jsb->s_maxlen);

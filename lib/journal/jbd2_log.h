@@ -31,6 +31,12 @@ struct jbd2_log {
 
 #define JBD2_LOG_READ	0	/* recovery: every feature recovery knows */
 #define JBD2_LOG_WRITE	1	/* our writer: ext3's feature set only */
+/* e3fsck -p/-y replaying a log whose superblock has a damaged s_first or
+ * s_maxlen: those two are taken from the journal inode as a journal is
+ * made (1, and the inode's length) instead, in memory, so the committed
+ * transactions e2fsck would replay are not lost; the replay then writes
+ * the mended superblock. Every other rule stays. */
+#define JBD2_LOG_SALVAGE	2
 
 /* Loads and validates fs's internal journal. io: the channel to use. */
 errcode_t jbd2_log_open(ext2_filsys fs, io_channel io, int mode,
@@ -42,6 +48,9 @@ errcode_t jbd2_log_open_dev(ext2_filsys fs, io_channel jio, int mode,
  * internal one (recovery.c). */
 errcode_t e3_journal_replay_dev(ext2_filsys fs, io_channel jio,
 				struct e3_replay_report *rep);
+/* The internal journal replayed with JBD2_LOG_SALVAGE (recovery.c). */
+errcode_t e3_journal_replay_salvage(ext2_filsys fs,
+				    struct e3_replay_report *rep);
 void jbd2_log_close(struct jbd2_log *log);
 /* Every check a journal superblock must pass before anything trusts it
  * (what e2fsck's journal load and the kernel's superblock check refuse),

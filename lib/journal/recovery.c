@@ -377,14 +377,21 @@ static int commit_ok(struct recovery *r, const unsigned char *b,
 }
 
 /* A pass reads each log position once at most. The live log is shorter
- * than the log area (s_maxlen - s_first blocks): a pass that would come
+ * than the log area (s_maxlen - s_first blocks, or from s_start when the
+ * log begins below s_first): a pass that would come
  * round to where it began has met descriptors that claim more blocks than
  * the journal holds, or a log that wraps onto itself, and without this
  * bound it would go round for ever (a transaction's own descriptor read
  * again carries the same tid). walked: positions consumed so far. */
 static int overruns(const struct recovery *r, uint64_t walked, uint64_t more)
 {
-	return walked + more > (uint64_t)r->log->maxlen - r->log->first;
+	/* a log that begins below s_first reads s_start..s_maxlen-1 before
+	 * the wrap brings it back to s_first, which it has read already */
+	uint32_t lo = r->log->first, start = jbd2_get32(r->log->jsb->s_start);
+
+	if (start && start < lo)
+		lo = start;
+	return walked + more > (uint64_t)r->log->maxlen - lo;
 }
 
 static errcode_t do_pass(struct recovery *r, enum pass pass)
@@ -713,7 +720,7 @@ const char *e3_jblock_fate_name(enum e3_jblock_fate f)
 }
 
 /* jio: an external journal's device, or NULL for the fs's own journal */
-static errcode_t replay_from(ext2_filsys fs, io_channel jio,
+static errcode_t replay_from(ext2_filsys fs, io_channel jio, int mode,
 			     struct e3_replay_report *rep)
 {
 	struct e3_replay_report dummy;
@@ -725,8 +732,8 @@ static errcode_t replay_from(ext2_filsys fs, io_channel jio,
 	memset(rep, 0, sizeof(*rep));
 	if (!(fs->flags & EXT2_FLAG_RW))
 		return EXT2_ET_RO_FILSYS;
-	err = jio ? jbd2_log_open_dev(fs, jio, JBD2_LOG_READ, &log) :
-		    jbd2_log_open(fs, fs->io, JBD2_LOG_READ, &log);
+	err = jio ? jbd2_log_open_dev(fs, jio, mode, &log) :
+		    jbd2_log_open(fs, fs->io, mode, &log);
 	if (err)
 		return err;
 	err = replay_log(fs, &log, rep);
@@ -737,11 +744,17 @@ static errcode_t replay_from(ext2_filsys fs, io_channel jio,
 
 errcode_t e3_journal_replay(ext2_filsys fs, struct e3_replay_report *rep)
 {
-	return replay_from(fs, NULL, rep);
+	return replay_from(fs, NULL, JBD2_LOG_READ, rep);
+}
+
+errcode_t e3_journal_replay_salvage(ext2_filsys fs,
+				    struct e3_replay_report *rep)
+{
+	return replay_from(fs, NULL, JBD2_LOG_SALVAGE, rep);
 }
 
 errcode_t e3_journal_replay_dev(ext2_filsys fs, io_channel jio,
 				struct e3_replay_report *rep)
 {
-	return replay_from(fs, jio, rep);
+	return replay_from(fs, jio, JBD2_LOG_READ, rep);
 }

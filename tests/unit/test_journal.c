@@ -539,7 +539,10 @@ static void test_super_check_alone(void)
 	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_READ, NULL) == 0);
 	sb.s_first = jbd2_be32(8);
 	sb.s_start = jbd2_be32(7);		/* before s_first */
-	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_READ, NULL) ==
+	/* replayed, as e2fsck replays it (fuzz_dirs: a dropped log lost
+	 * 602 inodes e2fsck kept); never written from */
+	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_READ, NULL) == 0);
+	CHECK(jbd2_super_check(&sb, 4096, 4096, JBD2_LOG_WRITE, NULL) ==
 	      E3_JOURNAL_SB_START);
 	sb.s_start = jbd2_be32(0);
 	sb.s_sequence = jbd2_be32(0xffffffffU);	/* any tid */
