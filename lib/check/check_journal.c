@@ -551,6 +551,28 @@ static errcode_t clear_errno(struct chk_ctx *ctx)
 	return err;
 }
 
+/* What a replay did, as findings: the transactions and blocks it wrote,
+ * and why it stopped early when it did (a corrupt transaction, a log
+ * claiming more than the journal holds). The next round checks the
+ * result. */
+static void note_replay(struct chk_ctx *ctx, const struct e3_replay_report *rr,
+			errcode_t err)
+{
+	struct e3_finding *f;
+
+	ctx->rep->journal_replayed = 1;
+	if ((f = chk_add(ctx, NULL, E3P_JNL_REPLAYED))) {
+		f->fixed = 1;
+		f->num = rr->transactions;
+		f->num2 = rr->blocks;
+	}
+	if (err && (f = chk_add(ctx, NULL, E3P_JNL_REPLAY_STOPPED))) {
+		f->fixed = 1;
+		f->name = strdup(error_message(err));
+	}
+	ctx->changed++;
+}
+
 /* A superblock that is invalid only by its s_first or s_maxlen, over a
  * committed log: replayed with those two taken from the journal inode
  * (lib/journal's JBD2_LOG_SALVAGE), which also writes the mended
@@ -561,7 +583,6 @@ static errcode_t clear_errno(struct chk_ctx *ctx)
 static int salvage_replay(struct chk_ctx *ctx, struct e3_finding *bad)
 {
 	struct e3_replay_report rr;
-	struct e3_finding *f;
 	errcode_t err;
 
 	memset(&rr, 0, sizeof(rr));
@@ -569,17 +590,7 @@ static int salvage_replay(struct chk_ctx *ctx, struct e3_finding *bad)
 	if (err && err != E3_JOURNAL_CORRUPT && err != E3_JOURNAL_LOG_OVERRUN)
 		return -1;
 	bad->fixed = 1;
-	ctx->rep->journal_replayed = 1;
-	if ((f = chk_add(ctx, NULL, E3P_JNL_REPLAYED))) {
-		f->fixed = 1;
-		f->num = rr.transactions;
-		f->num2 = rr.blocks;
-	}
-	if (err && (f = chk_add(ctx, NULL, E3P_JNL_REPLAY_STOPPED))) {
-		f->fixed = 1;
-		f->name = strdup(error_message(err));
-	}
-	ctx->changed++;
+	note_replay(ctx, &rr, err);
 	return 0;
 }
 
@@ -666,17 +677,7 @@ errcode_t chk_pass_journal(struct chk_ctx *ctx)
 		return err;
 	}
 	f->fixed = 1;
-	rep->journal_replayed = 1;
-	if ((f = chk_add(ctx, NULL, E3P_JNL_REPLAYED))) {
-		f->fixed = 1;
-		f->num = rr.transactions;
-		f->num2 = rr.blocks;
-	}
-	if (err && (f = chk_add(ctx, NULL, E3P_JNL_REPLAY_STOPPED))) {
-		f->fixed = 1;
-		f->name = strdup(error_message(err));
-	}
-	ctx->changed++;
+	note_replay(ctx, &rr, err);
 out:
 	chk_progress(ctx, 7, 1, 1);
 	return 0;
