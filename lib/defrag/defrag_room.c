@@ -61,19 +61,13 @@ struct hole {
 	blk64_t start, len;
 };
 
-struct occupant {
-	ext2_ino_t ino;
-	uint32_t runs;
-	uint64_t blocks;
-};
-
 struct room {
 	struct df_ctx *c;
 	ext2_ino_t self;		/* the file room is made for */
 	blk64_t lo, hi;			/* the stretch [lo, hi) */
 	struct hole *dest;		/* free extents outside it */
 	size_t ndest, capdest;
-	struct occupant *occ;
+	struct df_owner *occ;
 	size_t nocc, capocc;
 	struct hole *held;		/* its free runs, claimed meanwhile */
 	size_t nheld, capheld;
@@ -86,69 +80,19 @@ static void room_free(struct room *r)
 	free(r->held);
 }
 
-static int may_occupy(struct df_ctx *c, const struct df_map *m)
-{
-	return m->ndata + m->nmeta < c->fs->super->s_blocks_per_group;
-}
-
-static void mark_map(ext2fs_block_bitmap bm, const struct df_map *m)
-{
-	for (size_t i = 0; i < m->ndata; i++)
-		ext2fs_mark_block_bitmap2(bm, m->pblk[i]);
-	for (size_t i = 0; i < m->nmeta; i++)
-		ext2fs_mark_block_bitmap2(bm, m->meta[i]);
-}
-
-/* One inode scan: the blocks of the files that may move out of the way
- * (mark), or the occupants of [lo, hi) (list). Caller holds fs_lock. */
+/* The blocks of the files that may move out of the way (mark), or the
+ * occupants of [lo, hi) (list), from the owner map. Caller holds
+ * fs_lock. */
 static errcode_t scan(struct room *r, int list, uint64_t limit)
 {
 	struct df_ctx *c = r->c;
-	ext2_inode_scan sc;
-	struct ext2_inode inode;
-	struct df_map m = { 0 };
-	ext2_ino_t ino;
-	errcode_t err;
 
-	if ((err = ext2fs_open_inode_scan(c->fs, 0, &sc)))
-		return err;
-	r->nocc = 0;
-	for (;;) {
-		int in = 0;
-
-		err = ext2fs_get_next_inode(sc, &ino, &inode);
-		if (err || !ino)
-			break;
-		if (ino == r->self || !df_movable(c->fs, ino, &inode))
-			continue;
-		if ((err = df_map_read(c, ino, &m)))
-			break;
-		if (!may_occupy(c, &m) || m.ndata + m.nmeta > limit)
-			continue;
-		if (!list) {
-			mark_map(c->soft, &m);
-			continue;
-		}
-		for (size_t i = 0; i < m.ndata && !in; i++)
-			in = m.pblk[i] >= r->lo && m.pblk[i] < r->hi;
-		for (size_t i = 0; i < m.nmeta && !in; i++)
-			in = m.meta[i] >= r->lo && m.meta[i] < r->hi;
-		if (in) {
-			struct occupant *v = e3_grow(r->occ, r->nocc, &r->capocc,
-						     sizeof(*v), 32);
-
-			if (!v) {
-				err = ENOMEM;
-				break;
-			}
-			r->occ = v;
-			r->occ[r->nocc++] = (struct occupant){ ino, m.runs,
-							       m.ndata + m.nmeta };
-		}
+	if (!list) {
+		df_owners_mark(c->owners, c->soft, r->self, limit);
+		return 0;
 	}
-	ext2fs_close_inode_scan(sc);
-	df_map_free(&m);
-	return err;
+	return df_owners_in(c->owners, r->lo, r->hi, r->self, limit,
+			    &r->occ, &r->nocc, &r->capocc);
 }
 
 /* ---- the stretch -------------------------------------------------------- */
@@ -337,7 +281,7 @@ static struct hole *best_fit(struct room *r, uint64_t n)
 }
 
 /* Moves occupant o out of the stretch; *moved 0 when it stayed. */
-static errcode_t evict(struct room *r, const struct occupant *o, int *moved)
+static errcode_t evict(struct room *r, const struct df_owner *o, int *moved)
 {
 	struct df_ctx *c = r->c;
 	struct hole *d = best_fit(r, o->blocks);
@@ -353,6 +297,12 @@ static errcode_t evict(struct room *r, const struct occupant *o, int *moved)
 	if (err || out != DF_MOVED)
 		return err;
 	*moved = 1;
+	/* the map follows the move: its next lookups see the new blocks */
+	e3_fs_lock(c->img);
+	err = df_owners_update(c, c->owners, o->ino);
+	e3_fs_unlock(c->img);
+	if (err)
+		return err;
 	if (d && cd.moved_to == d->start) {
 		d->start += o->blocks;
 		d->len -= o->blocks;
@@ -476,8 +426,18 @@ errcode_t df_room_make(struct df_ctx *c, struct df_cand *cd, int *ready)
 	e3_fs_lock(c->img);
 	if (!c->soft)
 		err = ext2fs_allocate_block_bitmap(c->fs, "defrag room", &c->soft);
-	if (!err)
+	/* one inode scan for the whole room pass; after that only the
+	 * file room was last made for (moved by the caller since) is read
+	 * again, and each occupant as it moves (evict) */
+	if (!err && !c->owners)
+		err = df_owners_build(c, &c->owners);
+	else if (!err && c->room_self)
+		err = df_owners_update(c, c->owners, c->room_self);
+	c->room_self = 0;
+	if (!err) {
+		c->room_self = cd->ino;
 		err = choose_stretch(&r, cd->blocks, &found);
+	}
 	e3_fs_unlock(c->img);
 	if (err || !found)
 		goto out;
@@ -506,4 +466,7 @@ void df_room_free(struct df_ctx *c)
 	if (c->soft)
 		ext2fs_free_block_bitmap(c->soft);
 	c->soft = NULL;
+	df_owners_free(c->owners);
+	c->owners = NULL;
+	c->room_self = 0;
 }
