@@ -17,7 +17,8 @@
  * found so are larger ones allowed (they move in as many runs as they
  * have, and again when their own turn comes). Of the DF_ROOM_TRY
  * stretches with the fewest occupant blocks inside, the one whose
- * occupants hold the fewest blocks in all is taken (an inode scan each).
+ * occupants hold the fewest blocks in all is taken (a lookup each in
+ * the block-to-owner map, defrag_owners.c).
  * Measured on an aged 1 GiB image: blocks moved out of the way 280,834
  * (one stretch, the fewest inside) -> 197,847 (the best of eight).
  *
@@ -42,11 +43,14 @@
  * left so: what moved is whole where it went, in no more runs.
  *
  * Memory: a bitmap of the occupants' blocks (a bit per block, as
- * libext2fs' own block bitmap), the free extents outside the stretch
- * (16 bytes each) and the occupants of one stretch (24 bytes each).
- * Time: per file that needs room, up to 2 x (DF_ROOM_TRY + 2) inode
- * scans and two passes over the volume's blocks (the price of not
- * keeping a block-to-inode map).
+ * libext2fs' own block bitmap), the owner map (16 bytes per extent and
+ * per file, defrag_owners.c), the free extents outside the stretch (16
+ * bytes each) and the occupants of one stretch (16 bytes each).
+ * Time: one inode scan per room pass (the owner map's); per file that
+ * needs room, up to 2 x (DF_ROOM_TRY + 2) lookups and marks in the map,
+ * two passes over the volume's blocks, and a map re-read per file moved.
+ * Measured on the 1 GiB aged image: CPU 5.56 s -> 2.74 s for the run,
+ * the same moves (the occupants come out in the same inode order).
  */
 #include <errno.h>
 #include <stdlib.h>
