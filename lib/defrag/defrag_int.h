@@ -70,6 +70,11 @@ struct df_ctx {
 	blk64_t keep_lo, keep_hi;
 	ext2fs_block_bitmap soft;	/* defrag_room.c: blocks of the files
 					   it may move out of the way */
+	struct df_owners *owners;	/* defrag_room.c: who owns those
+					   blocks (defrag_owners.c), or NULL */
+	ext2_ino_t room_self;		/* defrag_room.c: the file room was
+					   last made for (its map in owners
+					   to refresh: it may have moved) */
 };
 
 #define DF_COPY (1u << 20)		/* bytes per pread/pwrite */
@@ -133,6 +138,32 @@ errcode_t df_collect_contig(struct df_ctx *c, struct df_contig **out,
  * stretch, free and committed) when cd may now move there. */
 errcode_t df_room_make(struct df_ctx *c, struct df_cand *cd, int *ready);
 void df_room_free(struct df_ctx *c);
+
+/* defrag_owners.c: the block-to-owner map of the files room-making may
+ * move out of the way (movable, under a group's worth of blocks). All
+ * calls under fs_lock. */
+struct df_owners;
+struct df_owner {
+	ext2_ino_t ino;
+	uint32_t runs;
+	uint64_t blocks;		/* data + indirect */
+};
+/* From one inode scan. */
+errcode_t df_owners_build(struct df_ctx *c, struct df_owners **out);
+/* ino's entries from its map as it is now (after a move). */
+errcode_t df_owners_update(struct df_ctx *c, struct df_owners *o,
+			   ext2_ino_t ino);
+/* Marks in bm the blocks of the files other than self of at most limit
+ * blocks. */
+void df_owners_mark(const struct df_owners *o, ext2fs_block_bitmap bm,
+		    ext2_ino_t self, uint64_t limit);
+/* The files other than self of at most limit blocks with a block in
+ * [lo, hi), each once, in inode order, into *v (n used, cap allocated;
+ * the caller's to free). */
+errcode_t df_owners_in(struct df_owners *o, blk64_t lo, blk64_t hi,
+		       ext2_ino_t self, uint64_t limit,
+		       struct df_owner **v, size_t *n, size_t *cap);
+void df_owners_free(struct df_owners *o);
 
 /* defrag_pack.c: the placement plan, before the per-file passes. In
  * rounds, each from a commit and one inode scan: the holes, lowest

@@ -149,7 +149,7 @@ errcode_t df_commit(struct df_ctx *c)
  * handed out only once its switch commits (the allocator's deferred
  * list), so the longer a batch runs the fewer free extents the next
  * files see, and the more often room has to be made for them by moving
- * other files out of the way (defrag_room.c, two inode scans each).
+ * other files out of the way (defrag_room.c).
  * Measured on the 1 GiB aged image (bench/results/defrag-profile.md):
  * with the journal's 5 s policy alone 201 files needed room and the run
  * took 12-21 s of CPU; committing every 4 / 20 / 64 files, 39 / 68 / 107
