@@ -37,47 +37,39 @@ static int cmp_lo(const void *x, const void *y)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
+struct contig_list {
+	struct df_contig *v;
+	size_t n, cap;
+};
+
+static errcode_t add_contig(void *arg, ext2_ino_t ino, const struct df_map *m)
+{
+	struct contig_list *l = arg;
+	struct df_contig *nv;
+
+	if (m->runs != 1)
+		return 0;
+	if (!(nv = e3_grow(l->v, l->n, &l->cap, sizeof(*nv), 256)))
+		return ENOMEM;
+	l->v = nv;
+	l->v[l->n++] = (struct df_contig){ df_map_lowest(m), m->ndata + m->nmeta, ino };
+	return 0;
+}
+
 errcode_t df_collect_contig(struct df_ctx *c, struct df_contig **out,
 			    size_t *n)
 {
-	ext2_inode_scan scan;
-	struct ext2_inode inode;
-	struct df_map m = { 0 };
-	struct df_contig *v = NULL, *nv;
-	size_t cap = 0;
-	ext2_ino_t ino;
+	struct contig_list l = { 0 };
 	errcode_t err;
 
 	*n = 0;
-	err = ext2fs_open_inode_scan(c->fs, 0, &scan);
-	if (err)
-		return err;
-	for (;;) {
-		err = ext2fs_get_next_inode(scan, &ino, &inode);
-		if (err || !ino)
-			break;
-		if (!df_movable(c->fs, ino, &inode))
-			continue;
-		if ((err = df_map_read(c, ino, &m)))
-			break;
-		if (m.runs != 1 || m.ndata + m.nmeta >=
-				   c->fs->super->s_blocks_per_group)
-			continue;
-		if (!(nv = e3_grow(v, *n, &cap, sizeof(*v), 256))) {
-			err = ENOMEM;
-			break;
-		}
-		v = nv;
-		v[(*n)++] = (struct df_contig){ df_map_lowest(&m), m.ndata + m.nmeta, ino };
-	}
-	ext2fs_close_inode_scan(scan);
-	df_map_free(&m);
-	if (err) {
-		free(v);
+	if ((err = df_each_small(c, add_contig, &l))) {
+		free(l.v);
 		return err;
 	}
-	qsort(v, *n, sizeof(*v), cmp_lo);
-	*out = v;
+	qsort(l.v, l.n, sizeof(*l.v), cmp_lo);
+	*out = l.v;
+	*n = l.n;
 	return 0;
 }
 

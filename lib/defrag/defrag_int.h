@@ -93,6 +93,7 @@ int df_wants(const struct df_ctx *c, uint64_t blocks, uint32_t runs,
 	     uint32_t groups);
 /* The inode scan and the directory walk: c->cand and c->order. */
 errcode_t df_plan(struct df_ctx *c);
+struct df_cand *df_find_cand(struct df_ctx *c, ext2_ino_t ino);
 
 /* defrag_move.c */
 enum df_outcome {
@@ -121,6 +122,8 @@ errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_mode mode,
 
 /* defrag_plan.c: a file the defragmenter may move at all */
 int df_movable(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *in);
+typedef errcode_t df_small_fn(void *arg, ext2_ino_t ino, const struct df_map *m);
+errcode_t df_each_small(struct df_ctx *c, df_small_fn *fn, void *arg);
 
 /* defrag_compact.c: after the fragmented files, the groups whose free
  * space is in the most pieces are emptied of their contiguous small

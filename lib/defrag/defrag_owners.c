@@ -131,50 +131,33 @@ void df_owners_free(struct df_owners *o)
 	free(o);
 }
 
+static errcode_t add_owner(void *arg, ext2_ino_t ino, const struct df_map *m)
+{
+	struct df_owners *o = arg;
+	struct own_file *v;
+	errcode_t err;
+
+	v = e3_grow(o->files, o->nfiles, &o->capfiles, sizeof(*v), 256);
+	if (!v)
+		return ENOMEM;
+	o->files = v;
+	o->files[o->nfiles] = (struct own_file){ ino, m->runs,
+						 m->ndata + m->nmeta };
+	if ((err = to_extents(o, m, o->nfiles)) || (err = append(o)))
+		return err;
+	o->nfiles++;
+	return 0;
+}
+
 errcode_t df_owners_build(struct df_ctx *c, struct df_owners **out)
 {
 	struct df_owners *o = calloc(1, sizeof(*o));
-	blk64_t bpg = c->fs->super->s_blocks_per_group;
-	ext2_inode_scan sc;
-	struct ext2_inode inode;
-	struct df_map m = { 0 };
-	ext2_ino_t ino;
 	errcode_t err;
 
 	*out = NULL;
 	if (!o)
 		return ENOMEM;
-	if ((err = ext2fs_open_inode_scan(c->fs, 0, &sc))) {
-		free(o);
-		return err;
-	}
-	for (;;) {
-		struct own_file *v;
-
-		err = ext2fs_get_next_inode(sc, &ino, &inode);
-		if (err || !ino)
-			break;
-		if (!df_movable(c->fs, ino, &inode))
-			continue;
-		if ((err = df_map_read(c, ino, &m)))
-			break;
-		if (m.ndata + m.nmeta >= bpg || !(m.ndata + m.nmeta))
-			continue;
-		v = e3_grow(o->files, o->nfiles, &o->capfiles, sizeof(*v), 256);
-		if (!v) {
-			err = ENOMEM;
-			break;
-		}
-		o->files = v;
-		o->files[o->nfiles] = (struct own_file){ ino, m.runs,
-							 m.ndata + m.nmeta };
-		if ((err = to_extents(o, &m, o->nfiles)) || (err = append(o)))
-			break;
-		o->nfiles++;
-	}
-	ext2fs_close_inode_scan(sc);
-	df_map_free(&m);
-	if (err) {
+	if ((err = df_each_small(c, add_owner, o))) {
 		df_owners_free(o);
 		return err;
 	}

@@ -97,68 +97,30 @@ static void pack_free(struct pack *p)
 	p->nf = p->capf = p->nh = p->caph = 0;
 }
 
-static struct df_cand *cand_of(struct df_ctx *c, ext2_ino_t ino)
-{
-	size_t lo = 0, hi = c->ncand;
-
-	while (lo < hi) {	/* c->cand is sorted by inode number */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->cand[mid].ino == ino)
-			return &c->cand[mid];
-		if (c->cand[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /* Every movable file under a group's worth of blocks that is either
  * whole or one the fix pass wants (others — a file crossing group
  * metadata in as many runs as groups, say — stay put). Caller holds
  * fs_lock. */
+static errcode_t add_file(void *arg, ext2_ino_t ino, const struct df_map *m)
+{
+	struct pack *p = arg;
+	struct df_cand *cd = m->runs > 1 ? df_find_cand(p->c, ino) : NULL;
+	struct pk_file *v;
+
+	if (m->runs > 1 && (!cd || cd->packed))
+		return 0;
+	if (!(v = e3_grow(p->f, p->nf, &p->capf, sizeof(*v), 256)))
+		return ENOMEM;
+	p->f = v;
+	p->f[p->nf++] = (struct pk_file){
+		.lo = df_map_lowest(m), .blocks = m->ndata + m->nmeta,
+		.ino = ino, .runs = m->runs, .frag = m->runs > 1 };
+	return 0;
+}
+
 static errcode_t scan_files(struct pack *p)
 {
-	struct df_ctx *c = p->c;
-	ext2_inode_scan scan;
-	struct ext2_inode inode;
-	struct df_map m = { 0 };
-	struct pk_file *v;
-	ext2_ino_t ino;
-	errcode_t err;
-
-	err = ext2fs_open_inode_scan(c->fs, 0, &scan);
-	if (err)
-		return err;
-	for (;;) {
-		struct df_cand *cd;
-
-		err = ext2fs_get_next_inode(scan, &ino, &inode);
-		if (err || !ino)
-			break;
-		if (!df_movable(c->fs, ino, &inode))
-			continue;
-		if ((err = df_map_read(c, ino, &m)))
-			break;
-		if (m.ndata + m.nmeta >= c->fs->super->s_blocks_per_group ||
-		    !(m.ndata + m.nmeta))
-			continue;
-		cd = m.runs > 1 ? cand_of(c, ino) : NULL;
-		if (m.runs > 1 && (!cd || cd->packed))
-			continue;
-		if (!(v = e3_grow(p->f, p->nf, &p->capf, sizeof(*v), 256))) {
-			err = ENOMEM;
-			break;
-		}
-		p->f = v;
-		p->f[p->nf++] = (struct pk_file){
-			.lo = df_map_lowest(&m), .blocks = m.ndata + m.nmeta,
-			.ino = ino, .runs = m.runs, .frag = m.runs > 1 };
-	}
-	ext2fs_close_inode_scan(scan);
-	df_map_free(&m);
-	return err;
+	return df_each_small(p->c, add_file, p);
 }
 
 /* The free extents of the bitmap, split at group ends. Caller holds
@@ -248,7 +210,7 @@ static errcode_t place(struct pack *p, struct pk_file *f, blk64_t goal,
 	struct df_ctx *c = p->c;
 	struct df_cand tmp = { .ino = f->ino, .blocks = f->blocks,
 			       .runs = f->runs, .groups = 1 };
-	struct df_cand *cd = f->frag ? cand_of(c, f->ino) : &tmp;
+	struct df_cand *cd = f->frag ? df_find_cand(c, f->ino) : &tmp;
 	enum df_outcome out;
 	errcode_t err, why;
 	uint32_t runs_after;

@@ -165,6 +165,40 @@ int df_movable(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *in)
 	return in->i_blocks && ext2fs_inode_has_valid_blocks2(fs, in);
 }
 
+/* Every movable file under a group's worth of blocks, with its map, to
+ * fn in inode order; fn's non-zero return stops the walk and is
+ * returned. The files that can go elsewhere whole: the placement plan,
+ * the compaction and the owner map choose among them. One inode scan;
+ * caller holds fs_lock. */
+errcode_t df_each_small(struct df_ctx *c, df_small_fn *fn, void *arg)
+{
+	blk64_t bpg = c->fs->super->s_blocks_per_group;
+	ext2_inode_scan scan;
+	struct ext2_inode inode;
+	struct df_map m = { 0 };
+	ext2_ino_t ino;
+	errcode_t err;
+
+	if ((err = ext2fs_open_inode_scan(c->fs, 0, &scan)))
+		return err;
+	for (;;) {
+		err = ext2fs_get_next_inode(scan, &ino, &inode);
+		if (err || !ino)
+			break;
+		if (!df_movable(c->fs, ino, &inode))
+			continue;
+		if ((err = df_map_read(c, ino, &m)))
+			break;
+		if (m.ndata + m.nmeta >= bpg || !(m.ndata + m.nmeta))
+			continue;
+		if ((err = fn(arg, ino, &m)))
+			break;
+	}
+	ext2fs_close_inode_scan(scan);
+	df_map_free(&m);
+	return err;
+}
+
 static errcode_t add_cand(struct df_ctx *c, ext2_ino_t ino,
 			  const struct df_map *m)
 {
@@ -214,7 +248,8 @@ static errcode_t scan_inodes(struct df_ctx *c)
 
 /* ---- the directory walk ------------------------------------------------ */
 
-static struct df_cand *find_cand(struct df_ctx *c, ext2_ino_t ino)
+/* The candidate of inode ino, or NULL: c->cand is sorted by inode number. */
+struct df_cand *df_find_cand(struct df_ctx *c, ext2_ino_t ino)
 {
 	size_t lo = 0, hi = c->ncand;
 
@@ -233,7 +268,7 @@ static struct df_cand *find_cand(struct df_ctx *c, ext2_ino_t ino)
 
 static void order_ino(struct df_ctx *c, ext2_ino_t ino, ext2_ino_t parent)
 {
-	struct df_cand *cd = find_cand(c, ino);
+	struct df_cand *cd = df_find_cand(c, ino);
 
 	if (!cd || cd->ordered)
 		return;
