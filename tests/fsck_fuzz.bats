@@ -197,6 +197,28 @@ PY
 	refute_output_has "#"
 }
 
+@test "a '.' whose rec_len runs past the block (a high bit flipped, and its inode garbage): '..' and the entries after it stay, as e2fsck keeps them" {
+	local img=$F/dotlong.img blk
+	mkdir -p "$F/dsrc3/sub"
+	echo one > "$F/dsrc3/sub/one"
+	echo two > "$F/dsrc3/sub/two"
+	e3mkfs -q -b 1024 "$img" 16M
+	e3cp --quiet "$F/dsrc3" "$img"
+	blk=$(debugfs -R 'bmap /sub 0' "$img" 2>/dev/null)
+	[ -n "$blk" ]
+	# '.': inode's high byte set, rec_len 12 + 0x2000 (fuzz case 41-289)
+	printf '\xa0' | dd of="$img" bs=1 seek=$((blk * 1024 + 1)) conv=notrunc status=none
+	printf '\x20' | dd of="$img" bs=1 seek=$((blk * 1024 + 5)) conv=notrunc status=none
+	run timeout 60 e3fsck -n "$img"
+	assert_status 4
+	assert_output_has "bad rec_len"
+	like_e2fsck "$img"
+	assert_img_cat "$img" /sub/one one
+	assert_img_cat "$img" /sub/two two
+	run debugfs -R 'ls /lost+found' "$img"
+	refute_output_has "#"
+}
+
 @test "a 2-level htree whose index node's header entry has a name: not an index node (e2fsck reads it as a leaf), -y drops the index, every name stays" {
 	local img=$F/node.img root lb nb i
 	mkdir -p "$F/long/h2"

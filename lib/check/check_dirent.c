@@ -94,14 +94,17 @@ unsigned chk_dirent_salvage(ext2_filsys fs, unsigned char *buf, unsigned off,
 		return off;
 	}
 	/* the block's first entry (no previous one to take it in) with a
-	 * record length off the 4-byte grid or too short, but a name that
+	 * record length off the 4-byte grid, too short or running past the
+	 * block (a flipped high bit; its inode may be damaged too, so the
+	 * cut below, which trusts the inode number, does not apply), but a
+	 * name that
 	 * fits and a good entry right after the shortest record that holds
 	 * it: the length was the damage, keep the entry and the rest of the
 	 * block, as e2fsck keeps them (a '.' whose rec_len lost a bit kept
 	 * nothing after it). The inode number is judged afterwards, as for
 	 * any entry. Later entries keep the rules below, which are e2fsck's
 	 * (it drops such an entry, and keeps the ones after it). */
-	if (prev < 0 && (rec_len < 12 || rec_len % 4) && nlen &&
+	if (prev < 0 && (rec_len < 12 || rec_len % 4 || off + rec_len > len) && nlen &&
 	    off + ((HDR + nlen + 3) & ~3u) + HDR <= len &&
 	    name_plain(buf + off + HDR, nlen) &&
 	    !chk_dirent_bad(fs, buf, off + ((HDR + nlen + 3) & ~3u), len)) {
