@@ -178,6 +178,7 @@ int chk_pread(int fd, void *buf, size_t len, uint64_t off);
 int chk_read_block(struct chk_ctx *ctx, int fd, blk64_t blk, void *buf);
 /* does the mode select fixes of this level (and may we write)? */
 int chk_may_fix(struct chk_ctx *ctx, int code);
+int chk_dir_repairs_pending(struct chk_ctx *ctx);
 
 /* ---- per-inode state (check_istate.c) ---- */
 int chk_ftype(uint16_t mode);			/* EXT2_FT_* of a mode */

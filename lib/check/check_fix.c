@@ -421,9 +421,33 @@ static void fix_orphans(struct chk_ctx *ctx, struct e3_finding *f)
 	done(ctx, f);
 }
 
+/* This round rebuilds directory blocks or their '.'/'..' (a salvage, a
+ * split '.' record): entries it gives back can name inodes the passes
+ * found unattached, so those are left to the next round, which sees the
+ * repaired directories (e2fsck counts references only after its pass 2
+ * repairs). The last rounds do not wait. */
+int chk_dir_repairs_pending(struct chk_ctx *ctx)
+{
+	const struct e3_check_report *rep = ctx->rep;
+
+	if (rep->rounds >= 4)
+		return 0;
+	for (size_t i = 0; i < rep->n_findings; i++) {
+		const struct e3_finding *f = &rep->findings[i];
+
+		if (f->fixed || !chk_may_fix(ctx, f->code))
+			continue;
+		if (f->code == E3P_DIR_BAD_REC_LEN || f->code == E3P_DIR_BAD_NAME_LEN ||
+		    f->code == E3P_DIR_MISSING_DOT || f->code == E3P_DIR_MISSING_DOTDOT)
+			return 1;
+	}
+	return 0;
+}
+
 static void fix_inodes(struct chk_ctx *ctx)
 {
 	struct e3_check_report *rep = ctx->rep;
+	int wait = chk_dir_repairs_pending(ctx);
 	size_t i;
 
 	fix_block_findings(ctx);
@@ -439,6 +463,8 @@ static void fix_inodes(struct chk_ctx *ctx)
 		case E3P_INO_FLAGS_EXTENTS: case E3P_INO_BAD_SYMLINK_SIZE:
 		case E3P_INO_DIR_EMPTY:
 		case E3P_REF_UNATTACHED_EMPTY:
+			if (f->code == E3P_REF_UNATTACHED_EMPTY && wait)
+				break;
 			if (!clear_inode(ctx, f->ino))
 				done(ctx, f);
 			break;

@@ -158,21 +158,34 @@ static int rename_dup(struct chk_ctx *ctx, ext2_ino_t dir,
 }
 
 /* A '.' record of 24 bytes or more leaves '..' no entry of its own:
- * cut it to 12, and the rest becomes an empty record, which dir_iterate
- * (reading the changed rec_len again) hands over next as '..'. 1 if
- * split. */
+ * cut it to 12. When the rest of the record is a chain of good entries
+ * starting with '..' (a damaged rec_len took them in), they are given
+ * back as they are, as e2fsck's split keeps them: 2. Otherwise the rest
+ * becomes an empty record, which dir_iterate (reading the changed
+ * rec_len again) hands over next as '..': 1. 0 if not split. */
 static int split_dot(struct chk_ctx *ctx, struct ext2_dir_entry *de,
 		     int offset, int blocksize)
 {
-	unsigned rec_len = 0;
+	unsigned rec_len = 0, p, r = 0;
+	const unsigned char *buf = (const unsigned char *)de - offset;
 	struct ext2_dir_entry *n = (void *)((char *)de + 12);
 
 	if (ext2fs_get_rec_len(ctx->fs, de, &rec_len) || rec_len < 24 ||
 	    offset + rec_len > (unsigned)blocksize)
 		return 0;
+	for (p = offset + 12; p < offset + rec_len; p += r) {
+		if (chk_dirent_bad(ctx->fs, buf, p, offset + rec_len))
+			break;
+		if (ext2fs_get_rec_len(ctx->fs, (void *)(buf + p), &r))
+			break;
+	}
+	ext2fs_set_rec_len(ctx->fs, 12, de);
+	if (p == offset + rec_len && n->inode &&
+	    ext2fs_dirent_name_len(n) == 2 && n->name[0] == '.' &&
+	    n->name[1] == '.')
+		return 2;
 	memset(n, 0, 8);
 	ext2fs_set_rec_len(ctx->fs, rec_len - 12, n);
-	ext2fs_set_rec_len(ctx->fs, 12, de);
 	return 1;
 }
 
@@ -208,7 +221,7 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 		ext2fs_dirent_set_file_type(de, has_ft ? EXT2_FT_DIR : 0);
 		de->name[0] = '.';
 		de->name[1] = de->name[2] = de->name[3] = 0;
-		if (split_dot(ctx, de, offset, blocksize))
+		if (split_dot(ctx, de, offset, blocksize) == 1)
 			df->fix_dotdot = 1;
 		return DIRENT_CHANGED;
 	}
@@ -407,6 +420,7 @@ static void reconnect(struct chk_ctx *ctx, struct e3_finding *f)
 void chk_fix_dirs(struct chk_ctx *ctx)
 {
 	struct e3_check_report *rep = ctx->rep;
+	int wait = chk_dir_repairs_pending(ctx);	/* before they are made */
 	size_t i;
 
 	for (i = 0; i < rep->n_findings; i++) {
@@ -454,7 +468,7 @@ void chk_fix_dirs(struct chk_ctx *ctx)
 	for (i = 0; i < rep->n_findings; i++) {
 		struct e3_finding *f = &rep->findings[i];
 
-		if (!f->fixed && chk_may_fix(ctx, f->code) &&
+		if (!f->fixed && chk_may_fix(ctx, f->code) && !wait &&
 		    (f->code == E3P_CONN_UNREACHABLE || f->code == E3P_REF_UNATTACHED))
 			reconnect(ctx, f);
 	}
