@@ -169,6 +169,11 @@ static errcode_t open_fs(struct e3_image *img, int rw, ext2_filsys *ret)
 	if (err == EXT2_ET_BAD_MAGIC || err == EXT2_ET_SB_CSUM_INVALID ||
 	    err == EXT2_ET_CORRUPT_SUPERBLOCK)
 		return E3_NOT_EXT3;
+	/* the superblock or the descriptors lie past the file's end: an
+	 * image cut short (a format killed before it was extended, a
+	 * partial copy), which libext2fs reports as a bare short read */
+	if (err == EXT2_ET_SHORT_READ)
+		return E3_IMAGE_TRUNCATED;
 	if (err)
 		return err;
 	err = apply_source_date_epoch(img, *ret);
