@@ -495,9 +495,10 @@ layout_image() {
 	2) for i in $(seq 1 60); do head -c $((i * 5000)) /dev/zero > "$t/d/f$i"; done
 	   mke2fs -q -F -t ext3 -b 1024 -g 1024 -d "$t" "$img" 16M ;;
 	3) head -c 6000000 /dev/zero > "$t/big"; cp -r "$E3_TOP/lib" "$t/src"
-	   mke2fs -q -F -t ext3 -b 1024 -g 2048 -d "$t" "$img" 16M ;;
-	4) cp -r "$E3_TOP/lib" "$E3_TOP/misc" "$t/"
-	   mke2fs -q -F -t ext2 -b 2048 -d "$t" "$img" 16M ;;
+	   mke2fs -q -F -t ext3 -b 1024 -g 2048 -d "$t" "$img" 32M ;;
+	4) # the build tree (objects and binaries: ~16 MiB today, and growing)
+	   cp -r "$E3_TOP/lib" "$E3_TOP/misc" "$t/"
+	   mke2fs -q -F -t ext2 -b 2048 -d "$t" "$img" 48M ;;
 	5) cp -r "$E3_TOP/tests" "$t/"
 	   mke2fs -q -F -t ext3 -b 4096 -d "$t" "$img" 32M ;;
 	6)	# fragmented by deletes and rewrites through debugfs

@@ -219,6 +219,29 @@ PY
 	refute_output_has "#"
 }
 
+@test "a '.' whose rec_len swallows '..' and the files after it (its inode garbage): -y gives them back, no file cleared as unattached, as e2fsck keeps them" {
+	local img=$F/dotbig.img blk
+	mkdir -p "$F/dsrc4/sub"
+	: > "$F/dsrc4/sub/empty"
+	echo two > "$F/dsrc4/sub/two"
+	e3mkfs -q -b 4096 "$img" 16M
+	e3cp --quiet "$F/dsrc4" "$img"
+	blk=$(debugfs -R 'bmap /sub 0' "$img" 2>/dev/null)
+	[ -n "$blk" ]
+	# '.': inode + 4, rec_len 2092 (fuzz case 52-208): the records of
+	# '..', empty and two lie inside it, the last one running on to 4096
+	printf '\x2c\x08' | dd of="$img" bs=1 seek=$((blk * 4096 + 4)) conv=notrunc status=none
+	printf '\x04' | dd of="$img" bs=1 seek=$((blk * 4096 + 2)) conv=notrunc status=none
+	run timeout 60 e3fsck -n "$img"
+	assert_status 4
+	like_e2fsck "$img"
+	assert_img_cat "$img" /sub/two two
+	run debugfs -R 'stat /sub/empty' "$img"
+	refute_output_has "not found"
+	run debugfs -R 'ls /lost+found' "$img"
+	refute_output_has "#"
+}
+
 @test "a 2-level htree whose index node's header entry has a name: not an index node (e2fsck reads it as a leaf), -y drops the index, every name stays" {
 	local img=$F/node.img root lb nb i
 	mkdir -p "$F/long/h2"
