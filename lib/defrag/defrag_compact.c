@@ -106,6 +106,7 @@ struct groups {
 	uint64_t *big;			/* blocks in its large free extents */
 	struct hole *dest;		/* large free extents, all groups */
 	size_t ndest, capdest;
+	ext2_filsys fs;			/* for the walk's callback */
 };
 
 static void groups_free(struct groups *gs)
@@ -116,15 +117,32 @@ static void groups_free(struct groups *gs)
 	free(gs->dest);
 }
 
+/* One free extent into its group's figures (extents are counted per
+ * group) and, when large, into the destinations. */
+static errcode_t note_free(void *arg, blk64_t s, blk64_t len)
+{
+	struct groups *gs = arg;
+	dgrp_t g = ext2fs_group_of_blk2(gs->fs, s);
+	struct hole *v;
+
+	gs->holes[g]++;
+	if (len >= DF_BIG_EXTENT) {
+		gs->big[g] += len;
+		if (!(v = e3_grow(gs->dest, gs->ndest, &gs->capdest,
+				  sizeof(*v), 64)))
+			return ENOMEM;
+		gs->dest = v;
+		gs->dest[gs->ndest++] = (struct hole){ s, len };
+	}
+	return 0;
+}
+
 /* Every group's free extents from the bitmap. Caller holds fs_lock. */
 static errcode_t survey(struct df_ctx *c, const struct df_contig *f, size_t n,
 			struct groups *gs)
 {
 	ext2_filsys fs = c->fs;
 	dgrp_t ng = fs->group_desc_count;
-	blk64_t b = fs->super->s_first_data_block;
-	blk64_t end = ext2fs_blocks_count(fs->super) - 1, s, e;
-	struct hole *v;
 
 	gs->holes = calloc(ng, sizeof(*gs->holes));
 	gs->movable = calloc(ng, sizeof(*gs->movable));
@@ -133,25 +151,8 @@ static errcode_t survey(struct df_ctx *c, const struct df_contig *f, size_t n,
 		return ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		gs->movable[ext2fs_group_of_blk2(fs, f[i].lo)] += f[i].blocks;
-	while (b <= end &&
-	       !ext2fs_find_first_zero_block_bitmap2(fs->block_map, b, end, &s)) {
-		dgrp_t g = ext2fs_group_of_blk2(fs, s);
-		blk64_t gend = ext2fs_group_last_block2(fs, g);
-
-		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, s, gend, &e))
-			e = gend + 1;	/* extents are counted per group */
-		gs->holes[g]++;
-		if (e - s >= DF_BIG_EXTENT) {
-			gs->big[g] += e - s;
-			if (!(v = e3_grow(gs->dest, gs->ndest, &gs->capdest,
-					  sizeof(*v), 64)))
-				return ENOMEM;
-			gs->dest = v;
-			gs->dest[gs->ndest++] = (struct hole){ s, e - s };
-		}
-		b = e;
-	}
-	return 0;
+	gs->fs = fs;
+	return df_each_free(fs, note_free, gs);
 }
 
 static const uint64_t *sort_key;

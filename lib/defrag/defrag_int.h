@@ -122,6 +122,8 @@ errcode_t df_move(struct df_ctx *c, struct df_cand *cd, enum df_mode mode,
 
 /* defrag_plan.c: a file the defragmenter may move at all */
 int df_movable(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *in);
+typedef errcode_t df_free_fn(void *arg, blk64_t start, blk64_t len);
+errcode_t df_each_free(ext2_filsys fs, df_free_fn *fn, void *arg);
 typedef errcode_t df_small_fn(void *arg, ext2_ino_t ino, const struct df_map *m);
 errcode_t df_each_small(struct df_ctx *c, df_small_fn *fn, void *arg);
 

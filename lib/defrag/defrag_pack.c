@@ -125,27 +125,21 @@ static errcode_t scan_files(struct pack *p)
 
 /* The free extents of the bitmap, split at group ends. Caller holds
  * fs_lock. */
-static errcode_t scan_holes(struct pack *p)
+static errcode_t add_hole(void *arg, blk64_t start, blk64_t len)
 {
-	ext2_filsys fs = p->c->fs;
-	blk64_t b = fs->super->s_first_data_block;
-	blk64_t end = ext2fs_blocks_count(fs->super) - 1, s, e;
+	struct pack *p = arg;
 	struct pk_hole *v;
 
-	while (b <= end &&
-	       !ext2fs_find_first_zero_block_bitmap2(fs->block_map, b, end, &s)) {
-		blk64_t gend = ext2fs_group_last_block2(fs,
-						ext2fs_group_of_blk2(fs, s));
-
-		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, s, gend, &e))
-			e = gend + 1;
-		if (!(v = e3_grow(p->h, p->nh, &p->caph, sizeof(*v), 256)))
-			return ENOMEM;
-		p->h = v;
-		p->h[p->nh++] = (struct pk_hole){ s, e - s };
-		b = e;
-	}
+	if (!(v = e3_grow(p->h, p->nh, &p->caph, sizeof(*v), 256)))
+		return ENOMEM;
+	p->h = v;
+	p->h[p->nh++] = (struct pk_hole){ start, len };
 	return 0;
+}
+
+static errcode_t scan_holes(struct pack *p)
+{
+	return df_each_free(p->c->fs, add_hole, p);
 }
 
 static int cmp_lo(const void *x, const void *y)

@@ -165,6 +165,30 @@ int df_movable(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *in)
 	return in->i_blocks && ext2fs_inode_has_valid_blocks2(fs, in);
 }
 
+/* Every free extent of the block bitmap, split at group ends (the
+ * figures count extents per group, and no target crosses group
+ * metadata), to fn lowest first; fn's non-zero return stops the walk and
+ * is returned. Caller holds fs_lock. */
+errcode_t df_each_free(ext2_filsys fs, df_free_fn *fn, void *arg)
+{
+	blk64_t b = fs->super->s_first_data_block;
+	blk64_t end = ext2fs_blocks_count(fs->super) - 1, s, e;
+	errcode_t err;
+
+	while (b <= end &&
+	       !ext2fs_find_first_zero_block_bitmap2(fs->block_map, b, end, &s)) {
+		blk64_t gend = ext2fs_group_last_block2(fs,
+						ext2fs_group_of_blk2(fs, s));
+
+		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, s, gend, &e))
+			e = gend + 1;
+		if ((err = fn(arg, s, e - s)))
+			return err;
+		b = e;
+	}
+	return 0;
+}
+
 /* Every movable file under a group's worth of blocks, with its map, to
  * fn in inode order; fn's non-zero return stops the walk and is
  * returned. The files that can go elsewhere whole: the placement plan,

@@ -203,37 +203,42 @@ static errcode_t add_hole(struct hole **v, size_t *n, size_t *cap,
 }
 
 /* The free extents outside [lo, hi), per group. Caller holds fs_lock. */
+struct survey {
+	struct room *r;
+	uint64_t free;
+};
+
+static errcode_t survey_one(void *arg, blk64_t s, blk64_t len)
+{
+	struct survey *sv = arg;
+	struct room *r = sv->r;
+	blk64_t e = s + len;
+	errcode_t err;
+
+	/* the part before the stretch, then the part after it */
+	for (int part = 0; part < 2; part++) {
+		blk64_t ps = part ? (s > r->hi ? s : r->hi) : s;
+		blk64_t pe = part ? e : (e < r->lo ? e : r->lo);
+
+		if (ps >= pe)
+			continue;
+		if ((err = add_hole(&r->dest, &r->ndest, &r->capdest,
+				    ps, pe - ps)))
+			return err;
+		sv->free += pe - ps;
+	}
+	return 0;
+}
+
 static errcode_t survey(struct room *r, uint64_t *free_out)
 {
-	ext2_filsys fs = r->c->fs;
-	blk64_t b = fs->super->s_first_data_block;
-	blk64_t end = ext2fs_blocks_count(fs->super) - 1, s, e;
+	struct survey sv = { r, 0 };
 	errcode_t err;
 
 	r->ndest = 0;
-	*free_out = 0;
-	while (b <= end &&
-	       !ext2fs_find_first_zero_block_bitmap2(fs->block_map, b, end, &s)) {
-		blk64_t gend = ext2fs_group_last_block2(fs,
-					ext2fs_group_of_blk2(fs, s));
-
-		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, s, gend, &e))
-			e = gend + 1;
-		b = e;
-		/* the part before the stretch, then the part after it */
-		for (int part = 0; part < 2; part++) {
-			blk64_t ps = part ? (s > r->hi ? s : r->hi) : s;
-			blk64_t pe = part ? e : (e < r->lo ? e : r->lo);
-
-			if (ps >= pe)
-				continue;
-			if ((err = add_hole(&r->dest, &r->ndest, &r->capdest,
-					    ps, pe - ps)))
-				return err;
-			*free_out += pe - ps;
-		}
-	}
-	return 0;
+	err = df_each_free(r->c->fs, survey_one, &sv);
+	*free_out = sv.free;
+	return err;
 }
 
 /* The stretch's free runs claimed in the allocator, so that no occupant
@@ -344,23 +349,21 @@ static errcode_t empty_stretch(struct room *r)
 }
 
 /* The largest free extent, within a group. Caller holds fs_lock. */
+static errcode_t note_largest(void *arg, blk64_t start, blk64_t len)
+{
+	uint64_t *big = arg;
+
+	(void)start;
+	if (len > *big)
+		*big = len;
+	return 0;
+}
+
 static uint64_t largest_free(ext2_filsys fs)
 {
-	blk64_t b = fs->super->s_first_data_block;
-	blk64_t end = ext2fs_blocks_count(fs->super) - 1, s, e;
 	uint64_t big = 0;
 
-	while (b <= end &&
-	       !ext2fs_find_first_zero_block_bitmap2(fs->block_map, b, end, &s)) {
-		blk64_t gend = ext2fs_group_last_block2(fs,
-					ext2fs_group_of_blk2(fs, s));
-
-		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, s, gend, &e))
-			e = gend + 1;
-		if (e - s > big)
-			big = e - s;
-		b = e;
-	}
+	df_each_free(fs, note_largest, &big);
 	return big;
 }
 
