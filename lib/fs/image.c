@@ -368,6 +368,8 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
 		pthread_mutex_init(&img->fs_lock, &ma);
 		pthread_mutexattr_destroy(&ma);
+		/* a plain mutex: its waiters sleep (see data_lock) */
+		pthread_mutex_init(&img->data_lock, NULL);
 	}
 	img->path = strdup(path);
 	if (!img->path) {
@@ -424,6 +426,7 @@ static void free_image(struct e3_image *img)
 	if (img->fd >= 0)
 		close(img->fd);	/* drops the flock */
 	pthread_mutex_destroy(&img->fs_lock);
+	pthread_mutex_destroy(&img->data_lock);
 	free(img->path);
 	free(img);
 }
