@@ -212,12 +212,15 @@ static errcode_t pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
  * writer waits on it spinning, so at -j2 on tmpfs a tenth of the samples
  * of big files were rwsem_spin_on_owner (bench/results/copyin-profile.md).
  * Waiting here sleeps instead and leaves the core to the scanner or to a
- * worker reading its source. */
+ * worker reading its source. A block device's writes run in parallel in
+ * the kernel: they are left so (data_serial). */
 static errcode_t data_pwritev(struct e3_image *img, struct iovec *iov, int cnt,
 			      uint64_t off)
 {
 	errcode_t err;
 
+	if (!img->data_serial)
+		return pwritev_all(img->fd, iov, cnt, off);
 	pthread_mutex_lock(&img->data_lock);
 	err = pwritev_all(img->fd, iov, cnt, off);
 	pthread_mutex_unlock(&img->data_lock);

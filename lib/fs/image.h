@@ -68,8 +68,10 @@ struct e3_image {
 	/* held across each pwritev of file data (file.c, data_pwritev) and
 	 * nothing else: the kernel serialises writes into one file, and a
 	 * waiter here sleeps where the kernel's would spin. A leaf: nothing
-	 * is taken under it. */
+	 * is taken under it. Only where data_serial (fixed at open: a
+	 * regular file; a block device takes parallel writes). */
 	pthread_mutex_t data_lock;
+	int data_serial;
 };
 
 _Static_assert(offsetof(struct e3_image, alloc) == 0,
