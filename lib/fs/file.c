@@ -6,7 +6,8 @@
  * (which claims them in its own bitmap mirror), the block map grows in
  * memory (blockmap.c), and data goes out with pwrite(img->fd) in buffers
  * of up to E3_WRITE_BUFFER bytes that are contiguous on disk (files
- * closed together share one pwritev where they meet). fs_lock is
+ * closed together share one pwritev where they meet), one pwritev at a
+ * time under the image's data_lock (data_pwritev says why). fs_lock is
  * taken to create the inode, to write out an indirect block whose range is
  * full, and at close, when the blocks are made to count in libext2fs and
  * the block map, size and block count reach the inode — one atomic
@@ -205,11 +206,25 @@ static errcode_t pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
 	return 0;
 }
 
-static errcode_t pwrite_all(int fd, const char *p, size_t len, uint64_t off)
+/* File data into the image, one writer at a time (data_lock, image.h):
+ * the kernel lets one write into a file at a time anyway (the inode's
+ * i_rwsem, held across tmpfs' page allocation and the copy), and a second
+ * writer waits on it spinning, so at -j2 on tmpfs a tenth of the samples
+ * of big files were rwsem_spin_on_owner (bench/results/copyin-profile.md).
+ * Waiting here sleeps instead and leaves the core to the scanner or to a
+ * worker reading its source. A block device's writes run in parallel in
+ * the kernel: they are left so (data_serial). */
+static errcode_t data_pwritev(struct e3_image *img, struct iovec *iov, int cnt,
+			      uint64_t off)
 {
-	struct iovec iov = { .iov_base = (void *)p, .iov_len = len };
+	errcode_t err;
 
-	return pwritev_all(fd, &iov, 1, off);
+	if (!img->data_serial)
+		return pwritev_all(img->fd, iov, cnt, off);
+	pthread_mutex_lock(&img->data_lock);
+	err = pwritev_all(img->fd, iov, cnt, off);
+	pthread_mutex_unlock(&img->data_lock);
+	return err;
 }
 
 static errcode_t pread_all(int fd, char *p, size_t len, uint64_t off)
@@ -243,9 +258,12 @@ static errcode_t write_out(struct e3_file *f, const char *p, size_t n,
 	/* crash and error sweeps (E3_FAULT) cover data writes too; the
 	 * journal pointer is fixed while files are open */
 	err = e3_journal_fault_write(f->img->journal);
-	if (!err)
-		err = pwrite_all(f->img->fd, p, n * f->bm.bs,
-				 (uint64_t)pblk * f->bm.bs);
+	if (!err) {
+		struct iovec iov = { .iov_base = (void *)p,
+				     .iov_len = n * f->bm.bs };
+
+		err = data_pwritev(f->img, &iov, 1, (uint64_t)pblk * f->bm.bs);
+	}
 	if (!err)
 		e3_image_wrote(f->img, (uint64_t)n * f->bm.bs);
 	if (err && !f->werr)
@@ -296,8 +314,8 @@ static void flush_run(struct e3_file **list, size_t n)
 	}
 	err = e3_journal_fault_write(img->journal);
 	if (!err)
-		err = pwritev_all(img->fd, iov, (int)n,
-				  (uint64_t)list[0]->buf_pblk * bs);
+		err = data_pwritev(img, iov, (int)n,
+				   (uint64_t)list[0]->buf_pblk * bs);
 	if (!err)
 		e3_image_wrote(img, bytes);
 	for (size_t i = 0; i < n; i++) {

@@ -56,14 +56,19 @@ void e3_image_wrote(struct e3_image *img, uint64_t bytes)
 
 /* Starting writeback early pays on a disk; on tmpfs or ramfs there is
  * nothing to write back. A block device's node lives on devtmpfs, which
- * says TMPFS_MAGIC: the device itself is what counts. */
+ * says TMPFS_MAGIC: the device itself is what counts. Data writes are
+ * serialised in user space only where the kernel serialises them anyway
+ * (data_lock): a regular file's writes hold its inode lock, a block
+ * device's buffered writes do not. */
 static void setup_writeback(struct e3_image *img)
 {
 	struct statfs sf;
 	struct stat st;
+	int have_st = fstat(img->fd, &st) == 0;
 
 	img->wb_step = 0;
-	if (fstat(img->fd, &st) == 0 && S_ISBLK(st.st_mode))
+	img->data_serial = have_st && S_ISREG(st.st_mode);
+	if (have_st && S_ISBLK(st.st_mode))
 		img->wb_step = 8u << 20;
 	else if (fstatfs(img->fd, &sf) == 0 && sf.f_type != TMPFS_MAGIC &&
 		 sf.f_type != RAMFS_MAGIC)
@@ -368,6 +373,8 @@ errcode_t e3_image_open(const char *path, const struct e3_open_opts *opts,
 		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
 		pthread_mutex_init(&img->fs_lock, &ma);
 		pthread_mutexattr_destroy(&ma);
+		/* a plain mutex: its waiters sleep (see data_lock) */
+		pthread_mutex_init(&img->data_lock, NULL);
 	}
 	img->path = strdup(path);
 	if (!img->path) {
@@ -424,6 +431,7 @@ static void free_image(struct e3_image *img)
 	if (img->fd >= 0)
 		close(img->fd);	/* drops the flock */
 	pthread_mutex_destroy(&img->fs_lock);
+	pthread_mutex_destroy(&img->data_lock);
 	free(img->path);
 	free(img);
 }

@@ -17,10 +17,14 @@
  *
  *   defer_lock   (struct e3_alloc)  blocks freed in the running transaction
  *                                   (a leaf, taken under any of the above).
+ *   data_lock    (struct e3_image)  one pwritev of file data into img->fd
+ *                                   at a time (a leaf, taken under any of
+ *                                   the above or none).
  *
  *   Order: file->lock  ->  fs_lock  ->  rsv_lock  (-> defer_lock).
- *   Never take fs_lock while holding rsv_lock. File data is written with
- *   pwrite(img->fd) holding no lock at all.
+ *   Never take fs_lock while holding rsv_lock. Loaded files' data is
+ *   written with pwritev(img->fd) under data_lock, never under fs_lock
+ *   (file.c: data_pwritev).
  */
 #ifndef E3_IMAGE_H
 #define E3_IMAGE_H
@@ -61,6 +65,13 @@ struct e3_image {
 	 * refuse until it is checked. */
 	int was_valid;			/* fixed at open: VALID_FS then */
 	int unclean_on_disk;		/* [fs_lock] (read unlocked: set once) */
+	/* held across each pwritev of file data (file.c, data_pwritev) and
+	 * nothing else: the kernel serialises writes into one file, and a
+	 * waiter here sleeps where the kernel's would spin. A leaf: nothing
+	 * is taken under it. Only where data_serial (fixed at open: a
+	 * regular file; a block device takes parallel writes). */
+	pthread_mutex_t data_lock;
+	int data_serial;
 };
 
 _Static_assert(offsetof(struct e3_image, alloc) == 0,
