@@ -21,6 +21,18 @@
  *   Order: file->lock  ->  fs_lock  ->  rsv_lock  (-> defer_lock).
  *   Never take fs_lock while holding rsv_lock. File data is written with
  *   pwrite(img->fd) holding no lock at all.
+ *
+ *   The journal's commit (lib/journal, given &fs_lock in its params):
+ *   e3_op_end may release fs_lock and take it back before it returns — a
+ *   commit it starts writes and flushes the log unlocked while the other
+ *   threads' operations fill the next transaction — so after e3_op_end
+ *   nothing read under fs_lock before it may be trusted. Calls that need
+ *   the log quiet (e3_op_end with a full transaction, e3_journal_commit,
+ *   e3_journal_reserve, stop at close) wait for that commit on a
+ *   condition variable with fs_lock, releasing it meanwhile: call them
+ *   at operation boundaries only (reserve: before the operation writes).
+ *   Locks held above fs_lock (file->lock) stay held across the wait.
+ *   One commit is in flight at a time.
  */
 #ifndef E3_IMAGE_H
 #define E3_IMAGE_H

@@ -366,37 +366,48 @@ static int txn_full(const struct e3_journal *j)
 	return j->run.n + j->revoked.n >= j->txn_max;
 }
 
-/* op_end's commit policy, by_time or not. With another thread's commit in
- * flight: nothing unless the running transaction is full; then wait for
- * that commit, and commit only if the transaction is still full (another
- * waiter may have committed it meanwhile). */
-static errcode_t op_end_commit(struct e3_journal *j, int by_time)
+/* op_end's commit policy; held: e3_journal_op_end_held (only when full,
+ * never early, never on time). With another thread's commit in flight:
+ * nothing unless the running transaction is full; then wait for that
+ * commit, and commit only if the transaction is still full (another
+ * waiter may have committed it meanwhile). Once an operation has had to
+ * wait so (the running transaction filled before the commit's flushes
+ * were done: many threads), commits start at half the limit, so that the
+ * other half takes the operations that come during the flushes; a single
+ * thread never waits, and keeps its transactions whole. */
+static errcode_t op_end_commit(struct e3_journal *j, int held)
 {
+	uint64_t n;
+
 	if (j->state == JS_ABORTED)
 		return E3_JOURNAL_ABORTED;
 	if (j->bypass)
 		return e3_journal_commit(j, 0);
 	assert_journal_state(j);
-	while (j->cm_busy && txn_full(j))
+	while (j->cm_busy && txn_full(j)) {
+		j->hurry = 1;
 		jc_wait_quiet(j);
+	}
 	if (j->cm_busy)
 		return 0;
 	if (j->state == JS_ABORTED)
 		return E3_JOURNAL_ABORTED;
+	n = j->run.n + j->revoked.n;
 	if (txn_full(j) ||
-	    (by_time && jnl_now_ns() - j->last_commit_ns >= j->interval_ns))
+	    (!held && j->hurry && n >= j->txn_max / 2) ||
+	    (!held && jnl_now_ns() - j->last_commit_ns >= j->interval_ns))
 		return jc_commit(j, 1);
 	return 0;
 }
 
 errcode_t e3_journal_op_end(struct e3_journal *j)
 {
-	return op_end_commit(j, 1);
+	return op_end_commit(j, 0);
 }
 
 errcode_t e3_journal_op_end_held(struct e3_journal *j)
 {
-	return op_end_commit(j, 0);
+	return op_end_commit(j, 1);
 }
 
 uint64_t e3_journal_txn_limit(const struct e3_journal *j)
