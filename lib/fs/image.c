@@ -34,6 +34,10 @@
 void e3_fs_lock(struct e3_image *img)
 {
 	pthread_mutex_lock(&img->fs_lock);
+	/* every operation starts here: with the running transaction full
+	 * (a commit in flight), it waits before adding to it */
+	if (img->journal)
+		e3_journal_op_begin(img->journal);
 }
 
 void e3_fs_unlock(struct e3_image *img)

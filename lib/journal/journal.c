@@ -400,6 +400,20 @@ static errcode_t op_end_commit(struct e3_journal *j, int held)
 	return 0;
 }
 
+void e3_journal_op_begin(struct e3_journal *j)
+{
+	if (j->bypass)
+		return;
+	while (j->state != JS_ABORTED && txn_full(j)) {
+		if (j->cm_busy) {
+			j->hurry = 1;
+			jc_wait_quiet(j);
+		} else if (jc_commit(j, 1)) {
+			return;		/* aborted: the op's writes say so */
+		}
+	}
+}
+
 errcode_t e3_journal_op_end(struct e3_journal *j)
 {
 	return op_end_commit(j, 0);

@@ -20,7 +20,8 @@
  * e3_journal_op_end(_held) when the running transaction is full,
  * e3_journal_commit, e3_journal_reserve when it must commit, and
  * e3_journal_stop. They are all called at operation boundaries (reserve:
- * before the operation writes anything).
+ * before the operation writes anything), as is e3_journal_op_begin, which
+ * holds new operations back while the running transaction is full.
  */
 #ifndef E3_JOURNAL_H
 #define E3_JOURNAL_H
@@ -57,6 +58,14 @@ struct e3_journal_params {
  * first). Caller holds fs_lock. */
 errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
 			  struct e3_journal **ret);
+/* Start of whatever is done under one hold of fs_lock (the layer above
+ * calls it right after taking the lock): when the running transaction is
+ * full, waits for the commit in flight, or commits it (as op_end would)
+ * when none is, so that it never grows past its limit by more than the
+ * one operation that filled it (worst_txn). An error aborts the journal;
+ * the operation's writes then fail with E3_JOURNAL_ABORTED. Caller holds
+ * fs_lock. */
+void e3_journal_op_begin(struct e3_journal *j);
 /* End of one atomic operation (mkdir, a file's close...): commits when the
  * running transaction has reached a quarter of the journal (at most
  * JNL_TXN_MEM of blocks) or the commit interval has passed. The commit

@@ -417,10 +417,10 @@ static errcode_t commit_finish(struct e3_journal *j, struct jc_staged *st,
 	if (j->p.committed)
 		j->p.committed(j->p.arg);
 	e3_fault_committed(&j->fault, j->commits);
-	/* poisoned while in flight: this commit held whole operations
-	 * only, but nothing more may be written */
+	/* poisoned while in flight: this commit (whole operations only) is
+	 * durable, but nothing more may be written; the poisoner reports */
 	if (j->state == JS_ABORTED)
-		return j->abort_err ? j->abort_err : E3_JOURNAL_ABORTED;
+		return 0;
 	/* what is held for the checkpoint is bounded, not the log's size */
 	return j->ckpt.n >= j->ckpt_max ? write_home(j) : 0;
 }
