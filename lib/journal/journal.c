@@ -370,11 +370,12 @@ static int txn_full(const struct e3_journal *j)
  * never early, never on time). With another thread's commit in flight:
  * nothing unless the running transaction is full; then wait for that
  * commit, and commit only if the transaction is still full (another
- * waiter may have committed it meanwhile). Once an operation has had to
- * wait so (the running transaction filled before the commit's flushes
- * were done: many threads), commits start at half the limit, so that the
- * other half takes the operations that come during the flushes; a single
- * thread never waits, and keeps its transactions whole. */
+ * waiter may have committed it meanwhile). When an operation had to wait
+ * so during the last commit (the running transaction filled before the
+ * commit's flushes were done: many threads, a slow device), the next
+ * commit starts at half the limit, so that the other half takes the
+ * operations that come during its flushes; a single thread never waits,
+ * and keeps its transactions whole, as does a fast device (tmpfs). */
 static errcode_t op_end_commit(struct e3_journal *j, int held)
 {
 	uint64_t n;
@@ -385,7 +386,7 @@ static errcode_t op_end_commit(struct e3_journal *j, int held)
 		return e3_journal_commit(j, 0);
 	assert_journal_state(j);
 	while (j->cm_busy && txn_full(j)) {
-		j->hurry = 1;
+		j->waited = 1;
 		jc_wait_quiet(j);
 	}
 	if (j->cm_busy)
@@ -406,7 +407,7 @@ void e3_journal_op_begin(struct e3_journal *j)
 		return;
 	while (j->state != JS_ABORTED && txn_full(j)) {
 		if (j->cm_busy) {
-			j->hurry = 1;
+			j->waited = 1;
 			jc_wait_quiet(j);
 		} else if (jc_commit(j, 1)) {
 			return;		/* aborted: the op's writes say so */

@@ -411,6 +411,8 @@ static errcode_t commit_finish(struct e3_journal *j, struct jc_staged *st,
 	j->used += st->total;
 	j->head = jbd2_log_wrap(&j->log, (uint64_t)st->start + st->total);
 	retire_txn(j);
+	j->hurry = j->waited;
+	j->waited = 0;
 	j->commits++;
 	j->live++;
 	j->last_commit_ns = jnl_now_ns();

@@ -88,8 +88,10 @@ struct e3_journal {
 					   may be running without fs_lock */
 	pthread_cond_t quiet;		/* broadcast when cm_busy drops;
 					   waited on with p.lock */
-	int hurry;			/* an op_end had to wait for a commit
-					   in flight: commit at half txn_max */
+	int waited;			/* an operation waited for the commit
+					   in flight (a full running txn) */
+	int hurry;			/* ... during the last one: the next
+					   commit starts at half txn_max */
 	struct jset ckpt;		/* committed, not checkpointed */
 	struct jset homed;		/* written home early (no data), the
 					   live log still holds them: bounded
