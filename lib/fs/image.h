@@ -31,8 +31,11 @@
  *   e3_journal_reserve, stop at close) wait for that commit on a
  *   condition variable with fs_lock, releasing it meanwhile: call them
  *   at operation boundaries only (reserve: before the operation writes).
- *   Locks held above fs_lock (file->lock) stay held across the wait.
- *   One commit is in flight at a time.
+ *   e3_fs_lock itself, when the running transaction is full, waits the
+ *   same way for the commit in flight (or starts the commit) before it
+ *   returns, so that no operation adds to a full transaction. Locks held
+ *   above fs_lock (file->lock) stay held across the wait. One commit is
+ *   in flight at a time.
  */
 #ifndef E3_IMAGE_H
 #define E3_IMAGE_H
