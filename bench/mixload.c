@@ -22,9 +22,11 @@
  * involuntary context switches per operation and CPU time (user + system)
  * per operation (getrusage RUSAGE_SELF over the same span: the whole
  * process, every thread), and the journal commits the run made (the
- * library; the close's included): each one's flushes run under the
- * image's fs_lock, so a run that fills transactions waits on them where
- * a short one (few clients) commits only at the close. CPU per operation is what the other jobs on a
+ * library; the close's included): a run that fills transactions
+ * commits while it runs (since issue 21 the commit's flushes run without
+ * the image's fs_lock: only the client whose operation started it waits
+ * for them), where a short one (few clients) commits only at the close.
+ * CPU per operation is what the other jobs on a
  * busy machine disturb least: it grows with contention (spinning, futex
  * wake-ups, cache misses on shared state), not with time spent waiting
  * for a core.

@@ -21,7 +21,8 @@
  *               is claimed by an atomic fetch-or of its bit, and whoever
  *               sets the bit owns the block. No lock at all, so claiming
  *               inside one's own window never contends.
- *   defer_lock  the list of blocks freed by the running transaction.
+ *   defer_lock  the lists of blocks freed by the running transaction
+ *               and by the committing one (sealed, see e3_alloc_seal).
  *   fs_lock     (the image's) is never taken here. e3_alloc_blocks must not be
  *               called with rsv_lock held; it may be called with or
  *               without fs_lock. The libext2fs hooks run under fs_lock
@@ -84,6 +85,7 @@ void e3_alloc_destroy(struct e3_alloc *a)
 	pthread_mutex_destroy(&a->rsv_lock);
 	pthread_mutex_destroy(&a->defer_lock);
 	free(a->defer);
+	free(a->sealed);
 	free(a->used);
 	free(a->meta);
 	free(a->gfree);
@@ -181,16 +183,48 @@ void e3_alloc_free_deferred(struct e3_alloc *a, blk64_t start, blk64_t n)
 	pthread_mutex_unlock(&a->defer_lock);
 }
 
+/* The running transaction's frees become the committing one's: from now
+ * on a free belongs to the next transaction, and must not be released by
+ * this commit (a crash would replay the committing transaction, which
+ * still gives the block to its old owner, over the new owner's data).
+ * One commit is in flight at a time, so the sealed list is empty here
+ * unless a commit failed (then nothing is released until close). */
+void e3_alloc_seal(struct e3_alloc *a)
+{
+	pthread_mutex_lock(&a->defer_lock);
+	if (!a->sealed) {
+		a->sealed = a->defer;
+		a->nsealed = a->ndefer;
+		a->defer = NULL;
+		a->ndefer = a->capdefer = 0;
+	} else if (a->ndefer) {
+		/* a failed commit left its seal: keep both, released by no one
+		 * (the journal is aborted) but freed at destroy */
+		struct e3_extent *d = realloc(a->sealed, (a->nsealed + a->ndefer) *
+					      sizeof(*d));
+
+		if (d) {
+			memcpy(d + a->nsealed, a->defer, a->ndefer * sizeof(*d));
+			a->sealed = d;
+			a->nsealed += a->ndefer;
+			free(a->defer);
+			a->defer = NULL;
+			a->ndefer = a->capdefer = 0;
+		}
+	}
+	pthread_mutex_unlock(&a->defer_lock);
+}
+
 void e3_alloc_committed(struct e3_alloc *a)
 {
 	struct e3_extent *d;
 	size_t n;
 
 	pthread_mutex_lock(&a->defer_lock);
-	d = a->defer;
-	n = a->ndefer;
-	a->defer = NULL;
-	a->ndefer = a->capdefer = 0;
+	d = a->sealed;
+	n = a->nsealed;
+	a->sealed = NULL;
+	a->nsealed = 0;
 	pthread_mutex_unlock(&a->defer_lock);
 	for (size_t i = 0; i < n; i++)
 		bm_release(a, d[i].start, d[i].n);
@@ -204,6 +238,8 @@ blk64_t e3_alloc_deferred_count(struct e3_alloc *a)
 	pthread_mutex_lock(&a->defer_lock);
 	for (size_t i = 0; i < a->ndefer; i++)
 		n += a->defer[i].n;
+	for (size_t i = 0; i < a->nsealed; i++)
+		n += a->sealed[i].n;
 	pthread_mutex_unlock(&a->defer_lock);
 	return n;
 }

@@ -156,16 +156,21 @@ void e3_rsv_discard(struct e3_alloc *a, struct e3_rsv *r);
 /* Gives back claimed blocks that never became part of the image (error
  * paths): reusable at once. */
 void e3_alloc_unclaim(struct e3_alloc *a, blk64_t start, blk64_t n);
-/* Blocks freed by the running transaction: reusable only after it commits
- * (the journal calls e3_alloc_committed). */
+/* Blocks freed by the running transaction: reusable only after it commits.
+ * The journal seals the list when the running transaction becomes the
+ * committing one (e3_alloc_seal: later frees belong to the next
+ * transaction) and releases the sealed blocks once that commit is durable
+ * (e3_alloc_committed). Without a journal: seal, then committed. */
 void e3_alloc_free_deferred(struct e3_alloc *a, blk64_t start, blk64_t n);
+void e3_alloc_seal(struct e3_alloc *a);
 void e3_alloc_committed(struct e3_alloc *a);
 /* b holds group metadata: a superblock or descriptor copy, reserved GDT,
  * a bitmap or an inode table (blocks outside the filesystem count too). */
 bool e3_alloc_is_meta(const struct e3_alloc *a, blk64_t b);
 /* Free blocks right now (claimed ones excluded). */
 blk64_t e3_alloc_free_count(struct e3_alloc *a);
-/* Blocks freed by the running transaction, waiting for its commit. */
+/* Blocks freed and not yet reusable (running and committing
+ * transactions), waiting for their commits. */
 blk64_t e3_alloc_deferred_count(struct e3_alloc *a);
 
 /* Inode for a new entry in parent: directories spread over groups by an

@@ -62,6 +62,10 @@ struct e3_alloc {
 	pthread_mutex_t defer_lock;	/* leaf lock */
 	struct e3_extent *defer;	/* [defer_lock] freed, not committed */
 	size_t ndefer, capdefer;	/* [defer_lock] */
+	struct e3_extent *sealed;	/* [defer_lock] freed in the
+					   committing transaction: released
+					   by e3_alloc_committed */
+	size_t nsealed;			/* [defer_lock] */
 
 	/* Hooks we replaced, restored by e3_alloc_destroy. [fs_lock] */
 	errcode_t (*old_alloc2)(ext2_filsys, blk64_t, blk64_t *,

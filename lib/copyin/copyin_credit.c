@@ -294,8 +294,10 @@ errcode_t cp_release_freed(struct cp_ctx *c, uint64_t want)
 	/* without a journal nothing replays an old copy: release */
 	if (img->journal)
 		err = e3_journal_commit(img->journal, 0);
-	else
+	else {
+		e3_alloc_seal(img->alloc);
 		e3_alloc_committed(img->alloc);
+	}
 	e3_fs_unlock(img);
 	return err;
 }

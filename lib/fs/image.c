@@ -34,6 +34,10 @@
 void e3_fs_lock(struct e3_image *img)
 {
 	pthread_mutex_lock(&img->fs_lock);
+	/* every operation starts here: with the running transaction full
+	 * (a commit in flight), it waits before adding to it */
+	if (img->journal)
+		e3_journal_op_begin(img->journal);
 }
 
 void e3_fs_unlock(struct e3_image *img)
@@ -306,6 +310,16 @@ errcode_t e3_image_mark_unclean(struct e3_image *img)
 	return err;
 }
 
+/* The journal's seal callback, when the running transaction becomes the
+ * committing one: what was freed so far is the committing one's. */
+static void journal_seal(void *arg)
+{
+	struct e3_image *img = arg;
+
+	if (img->alloc)
+		e3_alloc_seal(img->alloc);
+}
+
 /* The journal's commit callback: blocks freed by the committed
  * transaction become allocatable. */
 static void journal_committed(void *arg)
@@ -334,8 +348,10 @@ static errcode_t start_writer(struct e3_image *img)
 	struct e3_journal_params jp = {
 		.clock = img->clock,
 		.commit_interval = img->opts.commit_interval,
+		.seal = journal_seal,
 		.committed = journal_committed,
 		.arg = img,
+		.lock = &img->fs_lock,
 	};
 	errcode_t err;
 

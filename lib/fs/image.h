@@ -25,6 +25,21 @@
  *   Never take fs_lock while holding rsv_lock. Loaded files' data is
  *   written with pwritev(img->fd) under data_lock, never under fs_lock
  *   (file.c: data_pwritev).
+ *
+ *   The journal's commit (lib/journal, given &fs_lock in its params):
+ *   e3_op_end may release fs_lock and take it back before it returns — a
+ *   commit it starts writes and flushes the log unlocked while the other
+ *   threads' operations fill the next transaction — so after e3_op_end
+ *   nothing read under fs_lock before it may be trusted. Calls that need
+ *   the log quiet (e3_op_end with a full transaction, e3_journal_commit,
+ *   e3_journal_reserve, stop at close) wait for that commit on a
+ *   condition variable with fs_lock, releasing it meanwhile: call them
+ *   at operation boundaries only (reserve: before the operation writes).
+ *   e3_fs_lock itself, when the running transaction is full, waits the
+ *   same way for the commit in flight (or starts the commit) before it
+ *   returns, so that no operation adds to a full transaction. Locks held
+ *   above fs_lock (file->lock) stay held across the wait. One commit is
+ *   in flight at a time.
  */
 #ifndef E3_IMAGE_H
 #define E3_IMAGE_H

@@ -33,6 +33,7 @@ static const struct {
 	{ "stop-after-commit", E3_FAULT_STOP_AFTER_COMMIT },
 	{ "capture-enomem", E3_FAULT_CAPTURE_ENOMEM },
 	{ "stop-when-locked", E3_FAULT_STOP_WHEN_LOCKED },
+	{ "kill-commit", E3_FAULT_KILL_COMMIT },
 };
 
 errcode_t e3_fault_parse(struct e3_fault *f, const char *spec)
@@ -105,6 +106,15 @@ errcode_t e3_fault_write(struct e3_fault *f)
 	default:
 		return 0;
 	}
+}
+
+errcode_t e3_fault_commit_write(struct e3_fault *f)
+{
+	if (!f || f->kind != E3_FAULT_KILL_COMMIT)
+		return 0;
+	if (hit(f, __atomic_add_fetch(&f->commit_writes, 1, __ATOMIC_SEQ_CST)))
+		crash();
+	return 0;
 }
 
 errcode_t e3_fault_capture(struct e3_fault *f)

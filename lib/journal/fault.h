@@ -12,6 +12,14 @@
  *                                 transaction would without memory; this
  *                                 is how a step fails mid-operation (the
  *                                 others only fail at commit time)
+ *   E3_FAULT=kill-commit:N        SIGKILL the process at the N-th write
+ *                                 a commit makes to the log or the
+ *                                 superblocks while it is in flight (the
+ *                                 window in which op_end's commits run
+ *                                 without fs_lock and other threads go
+ *                                 on): log blocks, RECOVER, journal sb,
+ *                                 commit block — not checkpoints, not
+ *                                 file data
  *   E3_FAULT=stop-when-locked:1   SIGSTOP the process as soon as it holds
  *                                 the image lock (e3_image_flock), so a
  *                                 test can start another tool against an
@@ -38,6 +46,7 @@ enum e3_fault_kind {
 	E3_FAULT_STOP_AFTER_COMMIT,
 	E3_FAULT_CAPTURE_ENOMEM,
 	E3_FAULT_STOP_WHEN_LOCKED,
+	E3_FAULT_KILL_COMMIT,
 };
 
 struct e3_fault {
@@ -45,6 +54,7 @@ struct e3_fault {
 	uint64_t at;			/* the N of the spec, >= 1 */
 	uint64_t count;			/* the K of N*K (1 without) */
 	uint64_t writes;		/* [atomic] writes seen so far */
+	uint64_t commit_writes;		/* [atomic] of them, a commit's */
 	uint64_t captures;		/* [fs_lock] metadata writes captured */
 };
 
@@ -53,6 +63,9 @@ errcode_t e3_fault_parse(struct e3_fault *f, const char *spec);
 /* Call before a write reaches the disk: kills, or returns the injected
  * error for the N-th write, else 0. Thread-safe. */
 errcode_t e3_fault_write(struct e3_fault *f);
+/* Call before each write of a commit (besides e3_fault_write, which
+ * counts every write): kills for kill-commit. Thread-safe. */
+errcode_t e3_fault_commit_write(struct e3_fault *f);
 /* Call before a metadata write is captured into the running transaction
  * (under fs_lock): the injected ENOMEM for capture-enomem, else 0. */
 errcode_t e3_fault_capture(struct e3_fault *f);

@@ -6,8 +6,12 @@
  *
  * LOCKING. Everything here runs under the image's fs_lock (image.h): the
  * running transaction is filled by libext2fs calls, which all hold it.
- * The only field touched without it is fault.writes (atomic), because file
- * data writers call e3_journal_fault_write() holding no lock.
+ * The fields touched without it are the fault counters (atomic), because
+ * file data writers call e3_journal_fault_write() holding no lock, and
+ * what an op_end commit uses while it writes the log with fs_lock
+ * released (journal_int.h, [commit]; journal_commit.c, phase 2). One
+ * commit is in flight at a time: whoever needs the log quiet waits on
+ * j->quiet (with fs_lock, p.lock) until cm_busy drops.
  *
  * STATES of the journal (j->state) and of what the log holds:
  *
@@ -37,6 +41,11 @@
  *                      flush (also makes file data durable: ordered mode),
  *                      then commit block (+jsb when the log was empty),
  *                      flush. Checkpoints first when the log lacks room.
+ *                      In three phases (journal_commit.c); from op_end,
+ *                      the I/O runs without fs_lock while a new running
+ *                      transaction fills. Head, tail and used change only
+ *                      in phase 3, so the invariants below hold whenever
+ *                      fs_lock is free.
  *   jc_checkpoint      RUNNING/live -> RUNNING/empty: home writes of the
  *                      ckpt set, flush,
  *                      jsb.s_start = 0 / s_sequence = tid, flush.
@@ -75,6 +84,7 @@
  *   - tail != 0 => recover_home
  *   - no block is both in the running set and in the revoked set
  *   - no journal block is in the running or ckpt sets
+ *   - !cm_busy => the committing sets are empty
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -118,6 +128,7 @@ void assert_journal_state(const struct e3_journal *j)
 	}
 	RB_FOREACH(b, jbuf_tree, &mj->ckpt.tree)
 		assert(!jbd2_log_owns(&j->log, b->blk));
+	assert(j->cm_busy || (j->cm_run.n == 0 && j->cm_revoked.n == 0));
 }
 #endif
 
@@ -133,9 +144,12 @@ static void free_journal(struct e3_journal *j)
 {
 	jset_clear(&j->run);
 	jset_clear(&j->revoked);
+	jset_clear(&j->cm_run);
+	jset_clear(&j->cm_revoked);
 	jset_clear(&j->ckpt);
 	jset_clear(&j->homed);
 	jbd2_log_close(&j->log);
+	pthread_cond_destroy(&j->quiet);
 	free(j);
 }
 
@@ -260,8 +274,11 @@ errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
 		return ENOMEM;
 	jset_init(&j->run);
 	jset_init(&j->revoked);
+	jset_init(&j->cm_run);
+	jset_init(&j->cm_revoked);
 	jset_init(&j->ckpt);
 	jset_init(&j->homed);
+	pthread_cond_init(&j->quiet, NULL);
 	j->p = *p;
 	j->fs = fs;
 	j->bs = fs->blocksize;
@@ -329,41 +346,83 @@ errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint)
 	if (j->state == JS_ABORTED)
 		return E3_JOURNAL_ABORTED;
 	if (j->bypass) {
+		if (j->p.seal)
+			j->p.seal(j->p.arg);
 		if (j->p.committed)
 			j->p.committed(j->p.arg);
 		return 0;
 	}
-	err = jc_commit(j);
+	/* synchronous: the caller's durability point (defrag, the tools) */
+	err = jc_commit(j, 0);
 	if (!err && checkpoint)
 		err = jc_checkpoint(j);
 	assert_journal_state(j);
 	return err;
 }
 
-errcode_t e3_journal_op_end(struct e3_journal *j)
+static int txn_full(const struct e3_journal *j)
 {
+	/* the limit the worst case is computed from (worst_txn): never past */
+	return j->run.n + j->revoked.n >= j->txn_max;
+}
+
+/* op_end's commit policy; held: e3_journal_op_end_held (only when full,
+ * never early, never on time). With another thread's commit in flight:
+ * nothing unless the running transaction is full; then wait for that
+ * commit, and commit only if the transaction is still full (another
+ * waiter may have committed it meanwhile). When an operation had to wait
+ * so during the last commit (the running transaction filled before the
+ * commit's flushes were done: many threads, a slow device), the next
+ * commit starts at half the limit, so that the other half takes the
+ * operations that come during its flushes; a single thread never waits,
+ * and keeps its transactions whole, as does a fast device (tmpfs). */
+static errcode_t op_end_commit(struct e3_journal *j, int held)
+{
+	uint64_t n;
+
 	if (j->state == JS_ABORTED)
 		return E3_JOURNAL_ABORTED;
 	if (j->bypass)
 		return e3_journal_commit(j, 0);
 	assert_journal_state(j);
-	if (j->run.n + j->revoked.n >= j->txn_max ||
-	    jnl_now_ns() - j->last_commit_ns >= j->interval_ns)
-		return e3_journal_commit(j, 0);
+	while (j->cm_busy && txn_full(j)) {
+		j->waited = 1;
+		jc_wait_quiet(j);
+	}
+	if (j->cm_busy)
+		return 0;
+	if (j->state == JS_ABORTED)
+		return E3_JOURNAL_ABORTED;
+	n = j->run.n + j->revoked.n;
+	if (txn_full(j) ||
+	    (!held && j->hurry && n >= j->txn_max / 2) ||
+	    (!held && jnl_now_ns() - j->last_commit_ns >= j->interval_ns))
+		return jc_commit(j, 1);
 	return 0;
+}
+
+void e3_journal_op_begin(struct e3_journal *j)
+{
+	if (j->bypass)
+		return;
+	while (j->state != JS_ABORTED && txn_full(j)) {
+		if (j->cm_busy) {
+			j->waited = 1;
+			jc_wait_quiet(j);
+		} else if (jc_commit(j, 1)) {
+			return;		/* aborted: the op's writes say so */
+		}
+	}
+}
+
+errcode_t e3_journal_op_end(struct e3_journal *j)
+{
+	return op_end_commit(j, 0);
 }
 
 errcode_t e3_journal_op_end_held(struct e3_journal *j)
 {
-	if (j->state == JS_ABORTED)
-		return E3_JOURNAL_ABORTED;
-	if (j->bypass)
-		return e3_journal_commit(j, 0);
-	assert_journal_state(j);
-	/* the limit the worst case is computed from (worst_txn): never past */
-	if (j->run.n + j->revoked.n >= j->txn_max)
-		return e3_journal_commit(j, 0);
-	return 0;
+	return op_end_commit(j, 1);
 }
 
 uint64_t e3_journal_txn_limit(const struct e3_journal *j)
@@ -398,7 +457,7 @@ errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks)
 	if (jc_txn_log_blocks(j->bs, j->run.n + nblocks + state_dump_max(j),
 			      j->revoked.n + nblocks) < cap)
 		return 0;
-	err = jc_commit(j);
+	err = jc_commit(j, 0);
 	assert_journal_state(j);
 	return err;
 }
@@ -420,8 +479,11 @@ void e3_journal_revoke(struct e3_journal *j, blk64_t blk)
 		jset_remove(&j->run, b);
 	/* Only a block the live log holds can be replayed over its next
 	 * owner; revoking others (file data freed through libext2fs) would
-	 * only fill the log. */
-	if (!jset_find(&j->ckpt, blk) && !jset_find(&j->homed, blk))
+	 * only fill the log. The committing transaction's blocks will be in
+	 * it: the revoke goes into the running set (the committing one is
+	 * built already). */
+	if (!jset_find(&j->ckpt, blk) && !jset_find(&j->homed, blk) &&
+	    !jset_find(&j->cm_run, blk))
 		return;
 	if (!jset_get(&j->revoked, blk, j->bs, 0, &created))
 		jnl_abort_with(j, ENOMEM);
@@ -453,6 +515,7 @@ errcode_t e3_journal_stop_report(struct e3_journal *j,
 
 	if (!r)
 		r = &dummy;
+	jc_wait_quiet(j);
 	r->stage = E3_JSTOP_ABORTED;
 	r->live = j->live;
 	r->commits = j->commits;
@@ -471,7 +534,7 @@ errcode_t e3_journal_stop_report(struct e3_journal *j,
 	r->stage = E3_JSTOP_COMMIT;
 	err = ext2fs_flush2(fs, 0);
 	if (!err)
-		err = jc_commit(j);
+		err = jc_commit(j, 0);
 	r->live = j->live;
 	r->commits = j->commits;
 	if (!err) {

@@ -8,10 +8,25 @@
  * (the kernel's split between fs/jbd2 and fs/ext3): what it needs from
  * above comes in struct e3_journal_params at start. Callers serialise
  * every call with the lock that guards the ext2_filsys (fs_lock).
+ *
+ * The one exception to "every call runs under fs_lock, start to end": a
+ * commit started by e3_journal_op_end / e3_journal_op_end_held releases
+ * that lock (params.lock) while it writes and flushes the log, and takes
+ * it again to finish, so other threads' operations go on meanwhile, into
+ * a new running transaction (journal_commit.c: the three phases). The
+ * caller gets the lock back held, but other threads may have run in
+ * between. Whatever needs the log quiet (another commit, a checkpoint,
+ * stop) waits for that commit, also releasing the lock while it waits:
+ * e3_journal_op_end(_held) when the running transaction is full,
+ * e3_journal_commit, e3_journal_reserve when it must commit, and
+ * e3_journal_stop. They are all called at operation boundaries (reserve:
+ * before the operation writes anything), as is e3_journal_op_begin, which
+ * holds new operations back while the running transaction is full.
  */
 #ifndef E3_JOURNAL_H
 #define E3_JOURNAL_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <ext2fs/ext2fs.h>
 
@@ -27,17 +42,37 @@ struct e3_journal_params {
 	/* after every commit (bypass mode: every commit call): blocks freed
 	 * in the committed transaction may be reused now. May be NULL. */
 	void (*committed)(void *arg);
+	/* when the running transaction becomes the committing one: what was
+	 * freed so far is released by that commit's `committed`, what is
+	 * freed from now on by the next one's. May be NULL. */
+	void (*seal)(void *arg);
 	void *arg;
+	/* the mutex every call is made under (fs_lock): released during a
+	 * commit's log writes and flushes, and waited on (a condition
+	 * variable) by whatever needs the log quiet. NULL: commits keep the
+	 * caller's lock throughout (single-threaded users). */
+	pthread_mutex_t *lock;
 };
 
 /* Starts journaling fs: wraps fs->io. The journal must be empty (replay
  * first). Caller holds fs_lock. */
 errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
 			  struct e3_journal **ret);
+/* Start of whatever is done under one hold of fs_lock (the layer above
+ * calls it right after taking the lock): when the running transaction is
+ * full, waits for the commit in flight, or commits it (as op_end would)
+ * when none is, so that it never grows past its limit by more than the
+ * one operation that filled it (worst_txn). An error aborts the journal;
+ * the operation's writes then fail with E3_JOURNAL_ABORTED. Caller holds
+ * fs_lock. */
+void e3_journal_op_begin(struct e3_journal *j);
 /* End of one atomic operation (mkdir, a file's close...): commits when the
  * running transaction has reached a quarter of the journal (at most
- * JNL_TXN_MEM of blocks) or the commit interval has passed. Caller holds
- * fs_lock. */
+ * JNL_TXN_MEM of blocks) or the commit interval has passed. The commit
+ * lets fs_lock go while its I/O runs (see the top). While another
+ * thread's commit is in flight it does not commit unless the running
+ * transaction has reached its limit, and then waits for that commit
+ * first. Caller holds fs_lock. */
 errcode_t e3_journal_op_end(struct e3_journal *j);
 /* e3_journal_op_end while the layer above has work in flight whose
  * metadata must not commit half done (files created, their data not yet
@@ -57,7 +92,9 @@ uint64_t e3_journal_txn_limit(const struct e3_journal *j);
 /* Writes libext2fs' dirty state (bitmaps, group descriptors, superblock)
  * into the running transaction and commits it; checkpoints too if asked.
  * Ordered mode: file data written with pwrite() to the image before this call is
- * made durable before the commit block. Caller holds fs_lock. */
+ * made durable before the commit block. Waits for a commit in flight,
+ * then commits holding fs_lock throughout: durable when it returns.
+ * Caller holds fs_lock. */
 errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint);
 /* Before an operation whose size depends on the content (the htree index
  * of one directory, say) and may be far above the usual few blocks: it
@@ -69,13 +106,15 @@ errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint);
  * fs_lock. */
 errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks);
 /* A journaled metadata block was freed: revoke it in the running
- * transaction. Caller holds fs_lock. */
+ * transaction (only there, also while a commit is in flight). Caller
+ * holds fs_lock. */
 void e3_journal_revoke(struct e3_journal *j, blk64_t blk);
 /* blk is one of the journal inode's blocks (log or indirect): never a
  * file's. */
 int e3_journal_holds(const struct e3_journal *j, blk64_t blk);
 /* Final commit and checkpoint, needs_recovery cleared, I/O unwrapped,
- * freed (even on error). Caller holds fs_lock. */
+ * freed (even on error). Waits for a commit in flight first. Caller holds
+ * fs_lock. */
 errcode_t e3_journal_stop(struct e3_journal *j);
 /* Where a stop that failed was, so the caller can say what state the
  * image is in: the journal had failed before (ABORTED: the image is as
@@ -100,8 +139,10 @@ errcode_t e3_journal_stop_report(struct e3_journal *j,
  * transaction must never commit. Drops it (and refuses every later write,
  * like a failed disk write: ABORTED); stop then returns err and the image
  * stays as of the last commit. EXT2_ET_UNIMPLEMENTED under
- * E3_JOURNAL=bypass, whose metadata is already home. Caller holds
- * fs_lock. */
+ * E3_JOURNAL=bypass, whose metadata is already home. Does not wait for
+ * a commit in flight (the caller is half way through an operation and
+ * must not let others in): that commit holds whole operations only and
+ * may still complete; stop then reports it. Caller holds fs_lock. */
 errcode_t e3_journal_poison(struct e3_journal *j, errcode_t err);
 /* Whether a filesystem of this geometry with a journal of journal_blocks
  * (0: none) can hold the largest transaction a writer builds: 0, or
@@ -110,7 +151,9 @@ errcode_t e3_journal_poison(struct e3_journal *j, errcode_t err);
 errcode_t e3_journal_geometry_fits(unsigned block_size, uint64_t groups,
 				   uint64_t desc_blocks,
 				   uint64_t journal_blocks);
-/* Unwraps and frees without writing: the image is as of the last commit. */
+/* Unwraps and frees without writing: the image is as of the last commit.
+ * No commit may be in flight (the threads that operate on the image have
+ * returned: a commit is in flight only inside someone's op_end). */
 void e3_journal_abort(struct e3_journal *j);
 /* The fault layer (E3_FAULT, see fault.h) for writes that bypass the
  * journal's channel: the load layer calls it before each pwrite of file

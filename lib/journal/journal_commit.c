@@ -14,12 +14,34 @@
  * (see e3_journal_stop).
  *
  * Write order of one commit (each arrow is a flush = fsync of the image):
- *   [RECOVER in the home sb, first commit only] + revoke blocks +
- *   descriptors + data  ->  [jsb when the log was empty] + commit block  ->
+ *   revoke blocks + descriptors + data + [RECOVER in the home sb, first
+ *   commit only]  ->  [jsb when the log was empty] + commit block  ->
  * File data written with pwrite(img->fd) is the same file, so the first
  * fsync makes it durable before the commit block: ordered mode.
+ *
+ * A commit runs in three phases, as jbd2 keeps one committing
+ * transaction beside the running one:
+ *   1 (fs_lock)  the state dump, the log image of the transaction built
+ *                into a staging buffer (a snapshot: every block copied),
+ *                its place in the log chosen, the journal sb and home sb
+ *                images prepared; the running sets become the committing
+ *                ones, a fresh running transaction (tid + 1) starts, and
+ *                the allocator seals its deferred frees.
+ *   2 (unlocked, when the caller allows it: op_end's commits) the writes
+ *                and flushes above, from the staging buffer only. Other
+ *                threads meanwhile fill the new running transaction; their
+ *                reads see running, then committing, then ckpt, then disk.
+ *   3 (fs_lock)  on success the committing blocks become the newest
+ *                committed images (ckpt), its revokes apply, the log
+ *                space is taken, the sealed frees are released; on error
+ *                the journal aborts (the running transaction never commits).
+ * Ordered data still holds: phase 1 runs at an operation boundary, where
+ * every data block the transaction names was pwritten already, so the
+ * first flush of phase 2 covers it. One commit is in flight at a time
+ * (cm_busy; the rest wait on `quiet`).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -71,13 +93,13 @@ static void note_dirty(struct e3_journal *j, uint32_t lb, uint32_t n)
 		j->dirty_hi = lb + n > j->log.maxlen ? j->log.maxlen : lb + n;
 }
 
+/* [commit]: touches only the log geometry and the real channel */
 static errcode_t write_log(struct e3_journal *j, uint32_t lb, uint32_t n,
 			   const unsigned char *buf)
 {
 	uint32_t i = 0;
 	errcode_t err = 0;
 
-	note_dirty(j, jbd2_log_wrap(&j->log, lb), n);
 	while (i < n && !err) {
 		uint32_t l0 = jbd2_log_wrap(&j->log, (uint64_t)lb + i), cnt = 1;
 		blk64_t p0 = j->log.map[l0];
@@ -85,7 +107,9 @@ static errcode_t write_log(struct e3_journal *j, uint32_t lb, uint32_t n,
 		while (i + cnt < n && cnt < RUN_MAX && l0 + cnt < j->log.maxlen &&
 		       j->log.map[l0 + cnt] == p0 + cnt)
 			cnt++;
-		err = jio_write_real(j, p0, cnt, buf + (size_t)i * j->bs);
+		err = e3_fault_commit_write(&j->fault);
+		if (!err)
+			err = jio_write_real(j, p0, cnt, buf + (size_t)i * j->bs);
 		i += cnt;
 	}
 	return err;
@@ -217,22 +241,24 @@ static void build_txn(struct e3_journal *j, const struct txn_shape *s,
 }
 
 /* The committed txn's blocks become the newest committed images; revoked
- * blocks stop being checkpoint candidates (they may be reused now). */
+ * blocks stop being checkpoint candidates (they may be reused now). A
+ * block captured again meanwhile stays in the running set too: reads
+ * look there first. */
 static void retire_txn(struct e3_journal *j)
 {
 	struct jbuf *b, *next, *old;
 	int created;
 
-	RB_FOREACH_SAFE(b, jbuf_tree, &j->revoked.tree, next) {
+	RB_FOREACH_SAFE(b, jbuf_tree, &j->cm_revoked.tree, next) {
 		if ((old = jset_find(&j->ckpt, b->blk)))
 			jset_remove(&j->ckpt, old);
 		if ((old = jset_find(&j->homed, b->blk)))
 			jset_remove(&j->homed, old);
-		jset_remove(&j->revoked, b);
+		jset_remove(&j->cm_revoked, b);
 	}
-	RB_FOREACH_SAFE(b, jbuf_tree, &j->run.tree, next) {
-		RB_REMOVE(jbuf_tree, &j->run.tree, b);
-		j->run.n--;
+	RB_FOREACH_SAFE(b, jbuf_tree, &j->cm_run.tree, next) {
+		RB_REMOVE(jbuf_tree, &j->cm_run.tree, b);
+		j->cm_run.n--;
 		old = jset_get(&j->ckpt, b->blk, j->bs, 0, &created);
 		if (!old) {		/* keep b itself then */
 			RB_INSERT(jbuf_tree, &j->ckpt.tree, b);
@@ -247,13 +273,52 @@ static void retire_txn(struct e3_journal *j)
 
 static errcode_t write_home(struct e3_journal *j);
 
-static errcode_t commit_locked(struct e3_journal *j)
+/* What phase 1 hands to phase 2 and 3: the commit's own, so phase 2
+ * needs nothing else guarded by fs_lock. */
+struct jc_staged {
+	unsigned char *buf;		/* the whole transaction's log blocks */
+	unsigned char *home_sb;		/* RECOVER set, or NULL */
+	uint32_t start, total;		/* its place in the log */
+	int write_jsb;			/* the journal sb goes out before the
+					   commit block */
+};
+
+void jc_wait_quiet(struct e3_journal *j)
 {
-	uint32_t cap = j->log.maxlen - j->log.first, start;
-	struct txn_shape s;
-	unsigned char *buf;
+	while (j->cm_busy && j->p.lock)
+		pthread_cond_wait(&j->quiet, j->p.lock);
+}
+
+/* The home superblock with RECOVER set, from its newest committed
+ * image: nothing uncommitted leaks, and it is written beside the log
+ * blocks, flushed by the commit's first flush. */
+static errcode_t home_sb_image(struct e3_journal *j, unsigned char **ret)
+{
+	unsigned char *buf = malloc(j->bs);
 	errcode_t err;
 
+	if (!buf)
+		return ENOMEM;
+	err = jio_read_committed(j, SUPERBLOCK_OFFSET / j->bs, buf);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	ext2fs_set_feature_journal_needs_recovery(
+		(struct ext2_super_block *)(buf + SUPERBLOCK_OFFSET % j->bs));
+	*ret = buf;
+	return 0;
+}
+
+/* Phase 1, under fs_lock, no commit in flight. st->total == 0: nothing
+ * to commit. */
+static errcode_t commit_stage(struct e3_journal *j, struct jc_staged *st)
+{
+	uint32_t cap = j->log.maxlen - j->log.first;
+	struct txn_shape s;
+	errcode_t err;
+
+	memset(st, 0, sizeof(*st));
 	err = dump_fs_state(j);
 	if (err)
 		return err;
@@ -266,63 +331,128 @@ static errcode_t commit_locked(struct e3_journal *j)
 		return E3_JOURNAL_TOO_SMALL;
 	if (j->used + s.total >= cap && (err = jc_checkpoint(j)))
 		return err;
-	buf = calloc(s.total, j->bs);
-	if (!buf)
+	st->buf = calloc(s.total, j->bs);
+	if (!st->buf)
 		return ENOMEM;
-	build_txn(j, &s, buf);
-	start = j->head;
-	err = write_log(j, start, s.total - 1, buf);
-	if (!err && !j->recover_home)
-		err = jc_set_home_recover(j, 1);
-	if (!err)
-		err = jio_flush_real(j);	/* + ordered file data */
-	if (!err && j->tail == 0) {
-		j->log.jsb->s_start = jbd2_be32(start);
+	if (!j->recover_home && (err = home_sb_image(j, &st->home_sb))) {
+		free(st->buf);
+		return err;
+	}
+	build_txn(j, &s, st->buf);
+	st->start = j->head;
+	st->total = s.total;
+	note_dirty(j, jbd2_log_wrap(&j->log, st->start), s.total);
+	/* the journal sb image: written only after the first flush, so no
+	 * s_start reaches the disk before the blocks it points at */
+	if (j->tail == 0) {
+		j->log.jsb->s_start = jbd2_be32(st->start);
 		j->log.jsb->s_sequence = jbd2_be32(j->tid);
 		j->jsb_dirty = 1;
 	}
-	if (!err && j->revoked.n &&
-	    !(j->log.incompat & JBD2_INCOMPAT_REVOKE)) {
+	if (j->revoked.n && !(j->log.incompat & JBD2_INCOMPAT_REVOKE)) {
 		j->log.incompat |= JBD2_INCOMPAT_REVOKE;
 		j->log.jsb->s_feature_incompat = jbd2_be32(j->log.incompat);
 		j->jsb_dirty = 1;
 	}
-	if (!err && j->jsb_dirty && !(err = e3_fault_write(&j->fault)))
+	st->write_jsb = j->jsb_dirty;
+	/* the running transaction becomes the committing one */
+	j->cm_run = j->run;
+	j->cm_revoked = j->revoked;
+	jset_init(&j->run);
+	jset_init(&j->revoked);
+	j->tid++;
+	if (j->p.seal)
+		j->p.seal(j->p.arg);
+	return 0;
+}
+
+/* Phase 2: with or without fs_lock, touching only [commit] state. */
+static errcode_t commit_write(struct e3_journal *j, const struct jc_staged *st)
+{
+	errcode_t err;
+
+	err = write_log(j, st->start, st->total - 1, st->buf);
+	if (!err && st->home_sb && !(err = e3_fault_commit_write(&j->fault)))
+		err = jio_write_real(j, SUPERBLOCK_OFFSET / j->bs, 1, st->home_sb);
+	if (!err)
+		err = jio_flush_real(j);	/* + ordered file data */
+	if (!err && st->write_jsb && !(err = e3_fault_commit_write(&j->fault)) &&
+	    !(err = e3_fault_write(&j->fault)))
 		err = jbd2_log_write_super(&j->log);
 	if (!err)
-		err = write_log(j, start + s.total - 1, 1,
-				buf + (size_t)(s.total - 1) * j->bs);
+		err = write_log(j, st->start + st->total - 1, 1,
+				st->buf + (size_t)(st->total - 1) * j->bs);
 	if (!err)
 		err = jio_flush_real(j);
-	free(buf);
-	if (err)
+	return err;
+}
+
+/* Phase 3, under fs_lock again. */
+static errcode_t commit_finish(struct e3_journal *j, struct jc_staged *st,
+			       errcode_t err)
+{
+	free(st->buf);
+	free(st->home_sb);
+	if (err) {
+		/* never committed: the image stays as of the last commit,
+		 * and nothing more is written */
+		jset_clear(&j->cm_run);
+		jset_clear(&j->cm_revoked);
+		jnl_abort_with(j, err);
 		return err;
+	}
 	/* committed */
-	j->jsb_dirty = 0;
+	if (st->home_sb)
+		j->recover_home = 1;
+	if (st->write_jsb)
+		j->jsb_dirty = 0;
 	if (j->tail == 0)
-		j->tail = start;
-	j->used += s.total;
-	j->head = jbd2_log_wrap(&j->log, (uint64_t)start + s.total);
+		j->tail = st->start;
+	j->used += st->total;
+	j->head = jbd2_log_wrap(&j->log, (uint64_t)st->start + st->total);
 	retire_txn(j);
-	j->tid++;
+	j->hurry = j->waited;
+	j->waited = 0;
 	j->commits++;
 	j->live++;
 	j->last_commit_ns = jnl_now_ns();
 	if (j->p.committed)
 		j->p.committed(j->p.arg);
 	e3_fault_committed(&j->fault, j->commits);
+	/* poisoned while in flight: this commit (whole operations only) is
+	 * durable, but nothing more may be written; the poisoner reports */
+	if (j->state == JS_ABORTED)
+		return 0;
 	/* what is held for the checkpoint is bounded, not the log's size */
 	return j->ckpt.n >= j->ckpt_max ? write_home(j) : 0;
 }
 
-errcode_t jc_commit(struct e3_journal *j)
+errcode_t jc_commit(struct e3_journal *j, int unlocked)
 {
+	struct jc_staged st;
 	errcode_t err;
 
+	jc_wait_quiet(j);
 	if (j->state == JS_ABORTED)
 		return E3_JOURNAL_ABORTED;
-	err = commit_locked(j);
-	if (err)
+	err = commit_stage(j, &st);
+	if (err) {
+		jnl_abort_with(j, err);
+		return err;
+	}
+	if (st.total == 0)
+		return 0;
+	unlocked = unlocked && j->p.lock;
+	j->cm_busy = 1;
+	if (unlocked)
+		pthread_mutex_unlock(j->p.lock);
+	err = commit_write(j, &st);
+	if (unlocked)
+		pthread_mutex_lock(j->p.lock);
+	j->cm_busy = 0;
+	err = commit_finish(j, &st, err);
+	pthread_cond_broadcast(&j->quiet);
+	if (err && j->state != JS_ABORTED)
 		jnl_abort_with(j, err);
 	return err;
 }

@@ -3,7 +3,14 @@
  * cycle and state machine), journal_io.c (the io_manager layer and the
  * in-memory block sets) and journal_commit.c (commit and checkpoint).
  * Every field is guarded by the image's fs_lock ([fs_lock]), except the
- * fault counter, which is atomic.
+ * fault counters, which are atomic. While a commit is in flight
+ * (cm_busy), its thread runs without fs_lock and touches only what is
+ * tagged [commit] below: the staged transaction (struct jc_staged, its
+ * own), the log geometry (fixed), the journal superblock buffer and the
+ * real channel's writes and flushes; the others leave those alone until
+ * cm_busy drops (they wait on `quiet`). The committing sets cm_run and
+ * cm_revoked are read by the others (the read chain, revokes) and
+ * written by no one while in flight.
  */
 #ifndef E3_JOURNAL_INT_H
 #define E3_JOURNAL_INT_H
@@ -28,8 +35,10 @@ RB_PROTOTYPE(jbuf_tree, jbuf, rb, jbuf_cmp)
  * JNL_TXN_MEM of blocks (or a quarter of the log, if less), and the
  * committed blocks kept for the checkpoint are written home (without a
  * flush: the log keeps them until the checkpoint) once they reach
- * JNL_CKPT_MEM. The commit stages a copy of its transaction, so the peak
- * is about CKPT + 3 * TXN. */
+ * JNL_CKPT_MEM. The commit stages a copy of its transaction, and a new
+ * running transaction fills while it is in flight, so the peak is about
+ * CKPT + 3 * TXN: the running, the committing and its staged copy (the
+ * committing set then joins ckpt, which write_home bounds). */
 #define JNL_TXN_MEM ((uint64_t)4 << 20)
 #define JNL_CKPT_MEM ((uint64_t)4 << 20)
 /* E3_JOURNAL_MEM's ceiling, in KiB: 4 GiB, far above any use and below
@@ -68,9 +77,21 @@ struct e3_journal {
 	uint32_t dirty_lo, dirty_hi;	/* log blocks written: [lo, hi) */
 	int dirty_wrapped;		/* ... or the whole log */
 	int jsb_dirty;			/* journal sb to write at next commit */
+	/* log.jsb / log.sbuf: [fs_lock], and [commit] while cm_busy */
 
 	struct jset run;		/* running transaction's blocks */
 	struct jset revoked;		/* revoked in the running txn */
+	struct jset cm_run;		/* the committing transaction's
+					   blocks (empty unless cm_busy) */
+	struct jset cm_revoked;		/* ... and its revokes */
+	int cm_busy;			/* a commit is in flight: its thread
+					   may be running without fs_lock */
+	pthread_cond_t quiet;		/* broadcast when cm_busy drops;
+					   waited on with p.lock */
+	int waited;			/* an operation waited for the commit
+					   in flight (a full running txn) */
+	int hurry;			/* ... during the last one: the next
+					   commit starts at half txn_max */
 	struct jset ckpt;		/* committed, not checkpointed */
 	struct jset homed;		/* written home early (no data), the
 					   live log still holds them: bounded
@@ -99,7 +120,8 @@ void jset_remove(struct jset *s, struct jbuf *b);
 void jset_clear(struct jset *s);
 errcode_t jio_wrap(struct e3_journal *j);
 void jio_unwrap(struct e3_journal *j);
-/* The newest committed contents of blk: ckpt set, else the disk. */
+/* The newest contents of blk that will be committed before the running
+ * transaction: the committing set, then ckpt, else the disk. */
 errcode_t jio_read_committed(struct e3_journal *j, blk64_t blk, void *buf);
 /* A disk write of n blocks at blk through the fault layer. */
 errcode_t jio_write_real(struct e3_journal *j, blk64_t blk, unsigned n,
@@ -110,7 +132,12 @@ errcode_t jio_capture(struct e3_journal *j, uint64_t off, uint64_t len,
 		      const void *buf);
 
 /* journal_commit.c */
-errcode_t jc_commit(struct e3_journal *j);
+/* Commits the running transaction (waits for one in flight first). With
+ * unlocked (and p.lock set) the log writes and flushes run with p.lock
+ * released. */
+errcode_t jc_commit(struct e3_journal *j, int unlocked);
+/* Waits, releasing p.lock, until no commit is in flight. */
+void jc_wait_quiet(struct e3_journal *j);
 errcode_t jc_checkpoint(struct e3_journal *j);
 errcode_t jc_set_home_recover(struct e3_journal *j, int on);
 errcode_t jc_scrub_log(struct e3_journal *j);

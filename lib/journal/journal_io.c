@@ -9,7 +9,13 @@
  * the journal's own blocks pass straight through: the log is written by
  * journal_commit.c, never captured.
  *
- * Every entry point runs under fs_lock (only libext2fs calls them).
+ * Every entry point runs under fs_lock (only libext2fs calls them). A
+ * commit may be in flight meanwhile, writing the log through j->real
+ * without fs_lock: reads here only pread the real channel (unix_io with
+ * its cache off keeps no state a concurrent write would change but its
+ * byte counters, bytes_read here, bytes_written there), and the
+ * committing set they look in is not changed until the commit retakes
+ * fs_lock.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -99,7 +105,10 @@ errcode_t jio_flush_real(struct e3_journal *j)
 
 errcode_t jio_read_committed(struct e3_journal *j, blk64_t blk, void *buf)
 {
-	struct jbuf *b = jset_find(&j->ckpt, blk);
+	struct jbuf *b = jset_find(&j->cm_run, blk);
+
+	if (!b)
+		b = jset_find(&j->ckpt, blk);
 
 	if (b) {
 		memcpy(buf, b->data, j->bs);
@@ -108,11 +117,14 @@ errcode_t jio_read_committed(struct e3_journal *j, blk64_t blk, void *buf)
 	return io_channel_read_blk64(j->real, blk, 1, buf);
 }
 
-/* the newest contents the fs would see: running txn, then committed */
+/* the newest contents the fs would see: running txn, then committing,
+ * then committed */
 static const unsigned char *newest(struct e3_journal *j, blk64_t blk)
 {
 	struct jbuf *b = jset_find(&j->run, blk);
 
+	if (!b)
+		b = jset_find(&j->cm_run, blk);
 	if (!b)
 		b = jset_find(&j->ckpt, blk);
 	return b ? b->data : NULL;

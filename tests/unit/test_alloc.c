@@ -474,8 +474,8 @@ static void test_resume_point(void)
 	drop_image(img);
 }
 
-/* Blocks freed in a transaction come back only after e3_alloc_committed,
- * whether freed directly or through libext2fs (the stats hook). */
+/* Blocks freed in a transaction come back only after its seal and
+ * e3_alloc_committed, whether freed directly or through libext2fs (the stats hook). */
 static void test_deferred_free(void)
 {
 	struct e3_image *img;
@@ -494,6 +494,7 @@ static void test_deferred_free(void)
 	CHECK(e3_alloc_free_count(img->alloc) == free0 - 10);
 	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 10, &s2, &got2));
 	CHECK(s2 == 2065 && got2 == 10);
+	e3_alloc_seal(img->alloc);
 	e3_alloc_committed(img->alloc);
 	CHECK(e3_alloc_free_count(img->alloc) == free0 - 10);
 	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 10, &s2, &got2));
@@ -511,6 +512,7 @@ static void test_deferred_free(void)
 	CHECK_OK(ext2fs_new_block2(fs, 3081, NULL, &b2));
 	CHECK(b2 == 3082);
 	e3_alloc_unclaim(img->alloc, b2, 1);
+	e3_alloc_seal(img->alloc);
 	e3_alloc_committed(img->alloc);
 	CHECK(e3_alloc_free_count(img->alloc) == free0 - 20);
 	CHECK_OK(ext2fs_new_block2(fs, 3081, NULL, &b2));
@@ -521,6 +523,51 @@ static void test_deferred_free(void)
 	CHECK_OK(ext2fs_new_block2(fs, 4103, NULL, &b2));
 	CHECK(b2 == 4104);
 	pthread_mutex_unlock(&img->fs_lock);
+	drop_image(img);
+}
+
+/* The seal (issue 21): with a commit in flight, blocks freed after the
+ * running transaction became the committing one belong to the next
+ * transaction. The committing one's commit must not hand them out: a
+ * crash would replay it, giving the block to its old owner over the new
+ * owner's data. */
+static void test_deferred_seal(void)
+{
+	struct e3_image *img;
+	blk64_t free0, s, got;
+
+	CHECK(make_image("8M") == 0);
+	img = open_image(E3_ALLOC_RBTREE);
+	if (!img)
+		return;
+	free0 = e3_alloc_free_count(img->alloc);
+	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 20, &s, &got));
+	CHECK(s == 2055 && got == 20);
+	/* freed in transaction T, then T starts committing (sealed) */
+	e3_alloc_free_deferred(img->alloc, 2055, 5);
+	e3_alloc_seal(img->alloc);
+	/* freed while T is in flight: transaction T+1's */
+	e3_alloc_free_deferred(img->alloc, 2060, 5);
+	CHECK(e3_alloc_deferred_count(img->alloc) == 10);
+	/* T commits: only its own frees come back */
+	e3_alloc_committed(img->alloc);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 15);
+	CHECK(e3_alloc_deferred_count(img->alloc) == 5);
+	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 10, &s, &got));
+	CHECK(s == 2055 && got == 5);	/* 2055..2059, never 2060.. */
+	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 5, &s, &got));
+	CHECK(s == 2075 && got == 5);
+	/* a second release without a seal gives nothing back either */
+	e3_alloc_committed(img->alloc);
+	CHECK(e3_alloc_deferred_count(img->alloc) == 5);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 25);
+	/* T+1 starts committing and commits: now they come back */
+	e3_alloc_seal(img->alloc);
+	e3_alloc_committed(img->alloc);
+	CHECK(e3_alloc_deferred_count(img->alloc) == 0);
+	CHECK(e3_alloc_free_count(img->alloc) == free0 - 20);
+	CHECK_OK(e3_alloc_blocks(img->alloc, NULL, 2055, 5, &s, &got));
+	CHECK(s == 2060 && got == 5);
 	drop_image(img);
 }
 
@@ -1139,6 +1186,7 @@ int main(void)
 	RUN(test_fallback_into_windows);
 	RUN(test_resume_point);
 	RUN(test_deferred_free);
+	RUN(test_deferred_seal);
 	RUN(test_hook_mkdir);
 	RUN(test_ialloc_spread);
 	RUN(test_map_blocks);
