@@ -607,6 +607,10 @@ static errcode_t rebuild_one(struct e3_image *img, ext2_ino_t ino,
 	struct hdir d = { .fs = fs, .bs = fs->blocksize, .ino = ino };
 	errcode_t err;
 
+	/* read, rebuilt and written under one hold of fs_lock: with no
+	 * commit in flight, reserve_room never has to wait for one */
+	if (img->journal)
+		e3_journal_wait_quiet(img->journal);
 	err = ext2fs_read_inode(fs, ino, &inode);
 	if (err)
 		return err;

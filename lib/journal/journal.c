@@ -415,6 +415,11 @@ void e3_journal_op_begin(struct e3_journal *j)
 	}
 }
 
+void e3_journal_wait_quiet(struct e3_journal *j)
+{
+	jc_wait_quiet(j);
+}
+
 errcode_t e3_journal_op_end(struct e3_journal *j)
 {
 	return op_end_commit(j, 0);

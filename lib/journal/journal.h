@@ -66,6 +66,13 @@ errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
  * the operation's writes then fail with E3_JOURNAL_ABORTED. Caller holds
  * fs_lock. */
 void e3_journal_op_begin(struct e3_journal *j);
+/* Waits, releasing fs_lock meanwhile, until no commit is in flight. An
+ * operation that reads what it will rewrite before it knows its size
+ * (e3_journal_reserve after the read) calls this first: holding fs_lock
+ * from here on, no other commit can be put in flight, so the reserve
+ * never releases the lock between the read and the write. Caller holds
+ * fs_lock. */
+void e3_journal_wait_quiet(struct e3_journal *j);
 /* End of one atomic operation (mkdir, a file's close...): commits when the
  * running transaction has reached a quarter of the journal (at most
  * JNL_TXN_MEM of blocks) or the commit interval has passed. The commit
@@ -102,8 +109,10 @@ errcode_t e3_journal_commit(struct e3_journal *j, int checkpoint);
  * Commits the running transaction first when they might not fit after
  * it; E3_JOURNAL_TOO_SMALL when they cannot fit even in a transaction of
  * their own — nothing is written then, and the caller should do without
- * the operation (a directory left linear is valid ext3). Caller holds
- * fs_lock. */
+ * the operation (a directory left linear is valid ext3). When it must
+ * commit while another commit is in flight it waits for that one,
+ * releasing fs_lock: call e3_journal_wait_quiet before reading what the
+ * operation rewrites. Caller holds fs_lock. */
 errcode_t e3_journal_reserve(struct e3_journal *j, uint64_t nblocks);
 /* A journaled metadata block was freed: revoke it in the running
  * transaction (only there, also while a commit is in flight). Caller
