@@ -303,3 +303,38 @@ errcode_t df_owners_in(struct df_owners *o, blk64_t lo, blk64_t hi,
 	free(idx);
 	return err;
 }
+
+errcode_t df_owners_gap(struct df_owners *o, blk64_t lo, blk64_t hi,
+			struct df_owner **v, size_t *n, size_t *cap, int *ok)
+{
+	size_t a = 0, b = o->next;
+	blk64_t at = lo;
+	uint64_t sum = 0;
+	errcode_t err;
+
+	*ok = 0;
+	*n = 0;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (o->ext[mid].start + o->ext[mid].len <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	/* the extents, back to back from lo to hi: every block owned */
+	for (; at < hi; a++) {
+		if (a >= o->next || o->ext[a].start != at ||
+		    o->ext[a].start + o->ext[a].len > hi)
+			return 0;
+		at += o->ext[a].len;
+	}
+	if ((err = df_owners_in(o, lo, hi, 0, UINT64_MAX, v, n, cap)))
+		return err;
+	/* the files' blocks are hi - lo inside; as many in all only if
+	 * none has a block outside */
+	for (size_t i = 0; i < *n; i++)
+		sum += (*v)[i].blocks;
+	*ok = sum == hi - lo;
+	return 0;
+}

@@ -323,6 +323,11 @@ static errcode_t passes(struct df_ctx *c)
 			break;
 		err = move_all(c);
 	}
+	/* last, the free extents the passes left, joined: once, after
+	 * the last pass (an earlier one's would be undone by the next) */
+	if (!err && !c->rep->interrupted && !c->o->dry_run && !c->o->no_plan &&
+	    !(c->o->paths && c->o->npaths))
+		err = df_merge(c);
 	return err;
 }
 
