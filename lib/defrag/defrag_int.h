@@ -75,6 +75,9 @@ struct df_ctx {
 	ext2_ino_t room_self;		/* defrag_room.c: the file room was
 					   last made for (its map in owners
 					   to refresh: it may have moved) */
+	int fix_whole;			/* DF_FIX of a file under a group's
+					   worth: one run or no move (the
+					   first fix pass, defrag_run.c) */
 };
 
 #define DF_COPY (1u << 20)		/* bytes per pread/pwrite */
