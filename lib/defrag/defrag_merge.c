@@ -188,9 +188,9 @@ static size_t hole_for(struct merge *m, uint64_t n, size_t skip)
 	return best;
 }
 
-/* Whether gap g may go, with its files in m->v and a hole for each in
- * m->dest (the holes shrunk by them: undone by the caller on failure).
- * Caller holds fs_lock. */
+/* Whether gap g may go (*ok), with its files in m->v, largest first, and
+ * for each a hole in m->dest and a start in m->goal (the holes shrunk by
+ * them; not when it may not). Caller holds fs_lock. */
 static errcode_t plan_gap(struct merge *m, const struct mg_gap *g, int *ok)
 {
 	struct mg_hole *a = &m->h[g->left], *b = &m->h[g->left + 1];
@@ -278,7 +278,7 @@ static errcode_t place(struct merge *m, const struct df_owner *o,
 
 /* The one-run file of the owner map whose blocks are [lo, lo + n) for
  * some n, ending at end (end set) or starting at lo; *ok 0: none (free,
- * not a small movable file, moved by this step, or more than one run).
+ * not a small movable file, moved this round, or more than one run).
  * Caller holds fs_lock. */
 static errcode_t edge_file(struct merge *m, blk64_t b, int end,
 			   struct df_owner *out, int *ok)
