@@ -81,8 +81,11 @@ static errcode_t to_extents(struct df_owners *o, const struct df_map *m,
 		o->tmp = t;
 		o->captmp = n;
 	}
-	memcpy(o->tmp, m->pblk, m->ndata * sizeof(blk64_t));
-	memcpy(o->tmp + m->ndata, m->meta, m->nmeta * sizeof(blk64_t));
+	/* (a map without indirect blocks has no meta array at all) */
+	if (m->ndata)
+		memcpy(o->tmp, m->pblk, m->ndata * sizeof(blk64_t));
+	if (m->nmeta)
+		memcpy(o->tmp + m->ndata, m->meta, m->nmeta * sizeof(blk64_t));
 	qsort(o->tmp, n, sizeof(blk64_t), cmp_blk);
 	for (size_t i = 0; i < n; i++) {
 		struct own_ext *v;
