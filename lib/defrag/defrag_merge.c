@@ -164,7 +164,8 @@ static errcode_t find_gaps(struct merge *m)
 		m->g[m->ng++] = (struct mg_gap){
 			.cost = b->start - (a->start + a->len), .left = i };
 	}
-	qsort(m->g, m->ng, sizeof(*m->g), cmp_gap);
+	if (m->ng)	/* (no array at all when there is none) */
+		qsort(m->g, m->ng, sizeof(*m->g), cmp_gap);
 	return 0;
 }
 

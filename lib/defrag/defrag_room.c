@@ -45,7 +45,8 @@
  * Memory: a bitmap of the occupants' blocks (a bit per block, as
  * libext2fs' own block bitmap), the owner map (16 bytes per extent and
  * per file, defrag_owners.c), the free extents outside the stretch (16
- * bytes each) and the occupants of one stretch (16 bytes each).
+ * bytes each), the occupants of one stretch (16 bytes each) and, while
+ * a small file's stretch is searched, a byte per block of one group.
  * Time: one inode scan per room pass (the owner map's); per file that
  * needs room, up to 2 x (DF_ROOM_TRY + 2) lookups and marks in the map,
  * two passes over the volume's blocks, and a map re-read per file moved.
