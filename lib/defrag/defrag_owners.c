@@ -289,7 +289,8 @@ errcode_t df_owners_in(struct df_owners *o, blk64_t lo, blk64_t hi,
 		idx[nidx++] = o->ext[a].file;
 	}
 	/* each file once, in inode order (files[] is sorted by inode) */
-	qsort(idx, nidx, sizeof(*idx), cmp_u32);
+	if (nidx)	/* (idx is NULL when nothing was found) */
+		qsort(idx, nidx, sizeof(*idx), cmp_u32);
 	for (size_t i = 0; i < nidx; i++) {
 		const struct own_file *f = &o->files[idx[i]];
 		struct df_owner *t;
