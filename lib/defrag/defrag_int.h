@@ -190,7 +190,8 @@ errcode_t df_pack(struct df_ctx *c, int settle);
 /* defrag_merge.c: last, free extents joined: the stretches of small
  * files between two neighbouring free extents of a group, cheapest
  * first, emptied into other holes while a stretch costs no more blocks
- * than the free space it joins. */
+ * than the free space it joins; then holes closed exactly by files
+ * peeled off the edges of larger free extents. */
 errcode_t df_merge(struct df_ctx *c);
 
 /* defrag_run.c, for both passes */

@@ -265,6 +265,8 @@ static errcode_t place(struct merge *m, const struct df_owner *o,
 	m->moves++;
 	c->rep->st.files_compacted++;
 	c->rep->st.blocks_compacted += o->blocks;
+	c->rep->st.files_joined++;
+	c->rep->st.blocks_joined += o->blocks;
 	c->rep->st.blocks_moved += o->blocks;
 	e3_fs_lock(c->img);
 	err = df_owners_update(c, m->own, o->ino);

@@ -276,8 +276,10 @@ static errcode_t move_all(struct df_ctx *c)
 			break;
 	}
 	df_room_free(c);
-	/* what room could not be made for: into fewer runs, at least */
-	if (!err && !c->rep->interrupted && c->rep->st.files_skipped)
+	/* what room could not be made for: into fewer runs, at least
+	 * (only where the first try was one run or nothing) */
+	if (!err && !c->rep->interrupted && !o->dry_run &&
+	    !(o->paths && o->npaths) && c->rep->st.files_skipped)
 		err = fix_pass(c, 3);
 	/* the holes the fix and room passes left, filled */
 	if (!err && !c->rep->interrupted && !o->dry_run && !o->no_plan &&
