@@ -69,6 +69,10 @@ struct e3_defrag_stats {
 					   the files the first plan found
 					   (blocks_moved / this: how often
 					   each was moved, in effect) */
+	uint64_t files_joined;		/* of files_compacted, those moved
+					   to join or close free extents
+					   (the last step, defrag_merge.c) */
+	uint64_t blocks_joined;		/* (counted in blocks_moved too) */
 };
 
 struct e3_defrag_event {

@@ -366,6 +366,10 @@ static void print_text(const struct args *a, const struct e3_defrag_report *r)
 		       PRIu64 " blocks) moved into holes; %" PRIu64 " files moved "
 		       "into the room made\n", st->files_compacted,
 		       st->blocks_compacted, st->files_retried);
+	if (st->files_joined)
+		printf("  of those, to join and close free extents: %" PRIu64
+		       " files (%" PRIu64 " blocks)\n", st->files_joined,
+		       st->blocks_joined);
 	if (st->files_evicted || st->files_made_room)
 		printf("  room made: %" PRIu64 " small files (%" PRIu64
 		       " blocks) moved out of the way; %" PRIu64 " large files "
@@ -440,6 +444,7 @@ static void print_json(struct args *a, const struct e3_defrag_report *r,
 	       ", \"files_evicted\": %" PRIu64 ", \"blocks_evicted\": %" PRIu64
 	       ", \"files_made_room\": %" PRIu64
 	       ", \"blocks_fragmented\": %" PRIu64
+	       ", \"files_joined\": %" PRIu64 ", \"blocks_joined\": %" PRIu64
 	       ", \"moved_per_fragmented\": %.3f"
 	       ", \"seconds\": %.3f,\n",
 	       st->files_planned, st->blocks_planned, st->files_moved,
@@ -447,6 +452,7 @@ static void print_json(struct args *a, const struct e3_defrag_report *r,
 	       st->runs_after, st->files_compacted, st->blocks_compacted,
 	       st->files_retried, st->files_evicted, st->blocks_evicted,
 	       st->files_made_room, st->blocks_fragmented,
+	       st->files_joined, st->blocks_joined,
 	       st->blocks_fragmented ? (double)st->blocks_moved /
 				       st->blocks_fragmented : 0.0,
 	       r->seconds);

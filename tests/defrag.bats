@@ -378,25 +378,60 @@ sweep() {
 	echo "free extents $f0 -> $f1 over $ng groups; blocks moved $moved; $free free"
 	# (neighbouring deletions make one hole of two files)
 	[ "$f0" -ge 120 ]
-	# what is left: a few holes no file fits (e3cp left a block
-	# here and there), and each group's free space
+	# what is left: each group's free space, and at most one more
+	# extent a group (the holes no file fits, a block e3cp left here
+	# and there, are joined or closed by the last step)
 	[ "$f1" -le $((f0 / 8)) ]
-	[ "$f1" -le $((8 * ng)) ]
+	[ "$f1" -le $((2 * ng)) ]
 	[ "$(json_field "$T/r.json" files_compacted)" -ge 50 ]
 	# each block once: the files that filled the holes, no more
 	# than the holes held
 	holes=$(python3 -c 'import json,sys
 d = json.load(open(sys.argv[1]))["before"]["free_histogram"]
 print(sum(b["blocks"] for b in d if b["from"] < 512))' "$T/r.json")
-	echo "blocks in the holes (free extents under 512 blocks): $holes"
+	joined=$(json_field "$T/r.json" blocks_joined)
+	echo "blocks in the holes (free extents under 512 blocks): $holes; moved to join and close: $joined"
 	[ "$holes" -gt 0 ]
-	[ "$moved" -le "$holes" ]
+	# the plan's moves (all but the last step's)
+	[ "$((moved - joined))" -le "$holes" ]
 	[ "$(json_field "$T/r.json" after.excess_runs)" -eq 0 ]
 	# the figure is in the text report too
 	cp --sparse=always "$T/img" "$T/img2"
 	run e3defrag "$T/img2"
 	assert_status 0
 	assert_output_has "blocks moved 0"
+}
+
+@test "e3defrag: an aged image (bench/age.sh, kernel-written): free space ends in a few extents, the largest holding a third of it" {
+	require_root
+	# the aging of issue 17 at 256 MiB (two groups, ~80% full, ~60%
+	# non-contiguous, 700-1,000 free extents): interleaved appends through
+	# the kernel, so the layout is what a server's volume gets
+	E3BIN="$BATS_TEST_DIRNAME/../misc" bash "$BATS_TEST_DIRNAME/../bench/age.sh" \
+		"$T/img" 256M 1 80 > "$T/age.log" 2>&1 || skip "cannot age through a loop mount here"
+	manifest "$T/img" "$T/m0"
+	run e3defrag --json "$T/img"
+	assert_status 0
+	printf '%s\n' "$output" > "$T/r.json"
+	assert_fsck_clean "$T/img"
+	manifest "$T/img" "$T/m1"
+	same_manifest "$T/m0" "$T/m1"
+	f0=$(json_field "$T/r.json" before.free_extents)
+	f1=$(json_field "$T/r.json" after.free_extents)
+	free=$(json_field "$T/r.json" after.free_blocks)
+	big=$(json_field "$T/r.json" after.free_largest)
+	echo "free extents $f0 -> $f1, largest $big of $free free blocks"
+	[ "$f0" -ge 500 ]
+	[ "$(json_field "$T/r.json" after.excess_runs)" -eq 0 ]
+	# Bounds, from seeds 1-5 of this aging (the kernel's allocation
+	# varies a little from run to run): the joining and the filling of
+	# defrag_merge.c leave 1-16 extents (f0/51 at most), the largest
+	# 54-100% of the free space; without them (the plan and settling
+	# alone, d348939) 28-44 extents (f0/16 to f0/33), the largest 17-32%.
+	# At most f0/40 extents and a largest extent of a third of the free
+	# space: only a run that joins what the passes left meets either.
+	[ "$((f1 * 40))" -le "$f0" ]
+	[ "$((big * 3))" -ge "$free" ]
 }
 
 @test "e3defrag: kills all through filling holes (commit after every move): consistent, every file intact" {

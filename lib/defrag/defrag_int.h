@@ -75,6 +75,9 @@ struct df_ctx {
 	ext2_ino_t room_self;		/* defrag_room.c: the file room was
 					   last made for (its map in owners
 					   to refresh: it may have moved) */
+	int fix_whole;			/* DF_FIX of a file under a group's
+					   worth: one run or no move (the
+					   first fix pass, defrag_run.c) */
 };
 
 #define DF_COPY (1u << 20)		/* bytes per pread/pwrite */
@@ -168,6 +171,11 @@ void df_owners_mark(const struct df_owners *o, ext2fs_block_bitmap bm,
 errcode_t df_owners_in(struct df_owners *o, blk64_t lo, blk64_t hi,
 		       ext2_ino_t self, uint64_t limit,
 		       struct df_owner **v, size_t *n, size_t *cap);
+/* *ok 1 when [lo, hi) is exactly the blocks of some of these files,
+ * each wholly inside it (no block of anything else, none free); they
+ * are then in *v as df_owners_in gives them. */
+errcode_t df_owners_gap(struct df_owners *o, blk64_t lo, blk64_t hi,
+			struct df_owner **v, size_t *n, size_t *cap, int *ok);
 void df_owners_free(struct df_owners *o);
 
 /* defrag_pack.c: the placement plan, before the per-file passes. In
@@ -178,6 +186,13 @@ void df_owners_free(struct df_owners *o);
  * each block moves about once. settle (after the per-file passes): also
  * any contiguous file whose move leaves free space in fewer extents. */
 errcode_t df_pack(struct df_ctx *c, int settle);
+
+/* defrag_merge.c: last, free extents joined: the stretches of small
+ * files between two neighbouring free extents of a group, cheapest
+ * first, emptied into other holes while a stretch costs no more blocks
+ * than the free space it joins; then holes closed exactly by files
+ * peeled off the edges of larger free extents. */
+errcode_t df_merge(struct df_ctx *c);
 
 /* defrag_run.c, for both passes */
 /* A fragmented candidate moved by another pass than the fix pass:

@@ -200,6 +200,15 @@ static void target_shape(struct df_move *mv)
 	}
 }
 
+/* A fix that must end in one run or not happen: a move into fewer runs
+ * that are still more than one would be followed by another of the
+ * whole file once room is made (defrag_run.c). */
+static int whole_only(const struct df_move *mv)
+{
+	return mv->mode == DF_FIX && mv->c->fix_whole &&
+	       mv->total < mv->c->fs->super->s_blocks_per_group;
+}
+
 /* Books the target; E3_DEFRAG_NO_ROOM (nothing booked) when free space
  * gives no layout with fewer runs than the file has. */
 /* Whether the booked target is a move worth making: fewer runs (DF_FIX),
@@ -235,6 +244,8 @@ static int target_ok(const struct df_move *mv)
 	if (mv->mode == DF_PLACE)
 		/* the planner's slot, exactly, or not at all */
 		return mv->nruns == 1 && mv->runs[0].start == mv->cd->goal;
+	if (whole_only(mv))
+		return mv->nruns == 1;
 	return mv->nruns < mv->old.runs;
 }
 
@@ -258,7 +269,7 @@ static errcode_t book_target(struct df_move *mv)
 			break;
 		/* no better than now: stop asking */
 		if (mv->nruns >= mv->old.runs + (mv->mode != DF_FIX) ||
-		    mv->mode == DF_PLACE)
+		    mv->mode == DF_PLACE || whole_only(mv))
 			break;
 	}
 	e3_rsv_discard(a, &r);

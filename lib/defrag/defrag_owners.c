@@ -81,8 +81,11 @@ static errcode_t to_extents(struct df_owners *o, const struct df_map *m,
 		o->tmp = t;
 		o->captmp = n;
 	}
-	memcpy(o->tmp, m->pblk, m->ndata * sizeof(blk64_t));
-	memcpy(o->tmp + m->ndata, m->meta, m->nmeta * sizeof(blk64_t));
+	/* (a map without indirect blocks has no meta array at all) */
+	if (m->ndata)
+		memcpy(o->tmp, m->pblk, m->ndata * sizeof(blk64_t));
+	if (m->nmeta)
+		memcpy(o->tmp + m->ndata, m->meta, m->nmeta * sizeof(blk64_t));
 	qsort(o->tmp, n, sizeof(blk64_t), cmp_blk);
 	for (size_t i = 0; i < n; i++) {
 		struct own_ext *v;
@@ -286,7 +289,8 @@ errcode_t df_owners_in(struct df_owners *o, blk64_t lo, blk64_t hi,
 		idx[nidx++] = o->ext[a].file;
 	}
 	/* each file once, in inode order (files[] is sorted by inode) */
-	qsort(idx, nidx, sizeof(*idx), cmp_u32);
+	if (nidx)	/* (idx is NULL when nothing was found) */
+		qsort(idx, nidx, sizeof(*idx), cmp_u32);
 	for (size_t i = 0; i < nidx; i++) {
 		const struct own_file *f = &o->files[idx[i]];
 		struct df_owner *t;
@@ -302,4 +306,39 @@ errcode_t df_owners_in(struct df_owners *o, blk64_t lo, blk64_t hi,
 	}
 	free(idx);
 	return err;
+}
+
+errcode_t df_owners_gap(struct df_owners *o, blk64_t lo, blk64_t hi,
+			struct df_owner **v, size_t *n, size_t *cap, int *ok)
+{
+	size_t a = 0, b = o->next;
+	blk64_t at = lo;
+	uint64_t sum = 0;
+	errcode_t err;
+
+	*ok = 0;
+	*n = 0;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (o->ext[mid].start + o->ext[mid].len <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	/* the extents, back to back from lo to hi: every block owned */
+	for (; at < hi; a++) {
+		if (a >= o->next || o->ext[a].start != at ||
+		    o->ext[a].start + o->ext[a].len > hi)
+			return 0;
+		at += o->ext[a].len;
+	}
+	if ((err = df_owners_in(o, lo, hi, 0, UINT64_MAX, v, n, cap)))
+		return err;
+	/* the files' blocks are hi - lo inside; as many in all only if
+	 * none has a block outside */
+	for (size_t i = 0; i < *n; i++)
+		sum += (*v)[i].blocks;
+	*ok = sum == hi - lo;
+	return 0;
 }

@@ -45,7 +45,8 @@
  * Memory: a bitmap of the occupants' blocks (a bit per block, as
  * libext2fs' own block bitmap), the owner map (16 bytes per extent and
  * per file, defrag_owners.c), the free extents outside the stretch (16
- * bytes each) and the occupants of one stretch (16 bytes each).
+ * bytes each), the occupants of one stretch (16 bytes each) and, while
+ * a small file's stretch is searched, a byte per block of one group.
  * Time: one inode scan per room pass (the owner map's); per file that
  * needs room, up to 2 x (DF_ROOM_TRY + 2) lookups and marks in the map,
  * two passes over the volume's blocks, and a map re-read per file moved.
@@ -145,6 +146,52 @@ static void keep_best(struct stretch *cand, size_t *n, blk64_t lo, blk64_t hi,
 		cand[worst] = (struct stretch){ lo, hi, soft };
 }
 
+/* The same for a file under a group's worth (no group metadata inside),
+ * group by group: each block's kind is taken once into k (a group's
+ * worth of bytes) and the two cursors read k, where the walk over the
+ * volume below asks kind() of most blocks three times (measured on the
+ * aged 4 GiB image: a third of the run's CPU was that walk). The same
+ * stretches, in the same order. */
+static size_t find_small(struct room *r, uint64_t need, struct stretch *cand,
+			 unsigned char *k)
+{
+	struct df_ctx *c = r->c;
+	ext2_filsys fs = c->fs;
+	size_t n = 0;
+
+	for (dgrp_t g = 0; g < fs->group_desc_count; g++) {
+		blk64_t first = ext2fs_group_first_block2(fs, g);
+		blk64_t last = ext2fs_group_last_block2(fs, g);
+		uint64_t usable = 0, soft = 0;
+		size_t len, s = 0;
+
+		if (first < fs->super->s_first_data_block)
+			first = fs->super->s_first_data_block;
+		len = (size_t)(last - first + 1);
+		for (size_t i = 0; i < len; i++)
+			k[i] = (unsigned char)kind(c, first + i);
+		for (size_t b = 0; b < len; b++) {
+			if (k[b] == B_HARD || k[b] == B_META) {
+				s = b + 1;
+				usable = soft = 0;
+				continue;
+			}
+			usable++;
+			soft += k[b] == B_SOFT;
+			if (usable > need) {
+				usable--;
+				soft -= k[s++] == B_SOFT;
+			}
+			if (usable == need) {
+				keep_best(cand, &n, first + s, first + b + 1, soft);
+				if (!soft)
+					return n;
+			}
+		}
+	}
+	return n;
+}
+
 static size_t find_stretches(struct room *r, uint64_t need, int big,
 			     struct stretch *cand)
 {
@@ -153,6 +200,14 @@ static size_t find_stretches(struct room *r, uint64_t need, int big,
 	blk64_t s = c->fs->super->s_first_data_block, b;
 	uint64_t usable = 0, soft = 0;
 	size_t n = 0;
+	unsigned char *k;
+
+	if (!big && (k = malloc(c->fs->super->s_blocks_per_group))) {
+		n = find_small(r, need, cand, k);
+		free(k);
+		return n;
+	}
+	/* (without the buffer, the walk below finds the same) */
 
 	for (b = s; b < end; b++) {
 		int k = kind(c, b);

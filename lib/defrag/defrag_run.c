@@ -94,7 +94,7 @@ int df_should_stop(const struct df_ctx *c)
 }
 
 /* retry: 0 the first pass, 1 after the compaction, 2 after room was
- * made for this file */
+ * made for this file, 3 the last try of those left */
 static void account(struct df_ctx *c, struct df_cand *cd,
 		    enum df_outcome out, uint32_t runs_after, int retry)
 {
@@ -113,7 +113,7 @@ static void account(struct df_ctx *c, struct df_cand *cd,
 		st->files_skipped--;
 		if (retry == 2)
 			st->files_made_room++;
-		else
+		else if (retry == 1)
 			st->files_retried++;
 		cd->left = 0;
 	}
@@ -168,7 +168,8 @@ errcode_t df_maybe_commit(struct df_ctx *c)
 }
 
 /* The fragmented files in plan order; retry: only those left for want
- * of room, after the compaction made some. */
+ * of room, after the compaction made some (1) or, with a move into
+ * fewer runs allowed, after room-making (3). */
 static errcode_t fix_pass(struct df_ctx *c, int retry)
 {
 	enum df_outcome out;
@@ -246,6 +247,12 @@ static errcode_t move_all(struct df_ctx *c)
 	err = 0;
 	if (!o->dry_run && !o->no_plan && !(o->paths && o->npaths))
 		err = df_pack(c, 0);
+	/* one run or no move yet (not for PATHs, where no room is made,
+	 * nor in a dry run): a file no free extent holds whole would
+	 * otherwise move into fewer runs now and whole again once room
+	 * is made for it (on the aged 4 GiB image 94 files moved 2-4
+	 * times, a million blocks) */
+	c->fix_whole = !o->dry_run && !(o->paths && o->npaths);
 	if (!err && !c->rep->interrupted)
 		err = fix_pass(c, 0);
 	if (!err && !c->rep->interrupted && !o->dry_run && o->compact &&
@@ -254,6 +261,7 @@ static errcode_t move_all(struct df_ctx *c)
 		if (!err && !c->rep->interrupted && c->rep->st.files_skipped)
 			err = fix_pass(c, 1);
 	}
+	c->fix_whole = 0;
 	/* room made for the files still left: not in a dry run (it moves
 	 * nothing, so makes no room) nor for PATHs (other files would
 	 * move); each round's moves free blocks the next may use, so
@@ -268,6 +276,11 @@ static errcode_t move_all(struct df_ctx *c)
 			break;
 	}
 	df_room_free(c);
+	/* what room could not be made for: into fewer runs, at least
+	 * (only where the first try was one run or nothing) */
+	if (!err && !c->rep->interrupted && !o->dry_run &&
+	    !(o->paths && o->npaths) && c->rep->st.files_skipped)
+		err = fix_pass(c, 3);
 	/* the holes the fix and room passes left, filled */
 	if (!err && !c->rep->interrupted && !o->dry_run && !o->no_plan &&
 	    !(o->paths && o->npaths))
@@ -323,6 +336,11 @@ static errcode_t passes(struct df_ctx *c)
 			break;
 		err = move_all(c);
 	}
+	/* last, the free extents the passes left, joined: once, after
+	 * the last pass (an earlier one's would be undone by the next) */
+	if (!err && !c->rep->interrupted && !c->o->dry_run && !c->o->no_plan &&
+	    !(c->o->paths && c->o->npaths))
+		err = df_merge(c);
 	return err;
 }
 
