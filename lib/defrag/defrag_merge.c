@@ -115,7 +115,14 @@ struct merge {
 	size_t nw, capw;
 	uint32_t *from;			/* the filling's subset sums */
 	size_t capfrom;
+	uint64_t fill_work;		/* subset-sum steps so far, all rounds */
 };
+
+/* The subset sums cost a hole's length times the edge files looked at;
+ * on a volume left with many large holes that is quadratic. Past this
+ * many steps in one run the filling stops (a hole left open is only an
+ * extent more, never wrong): about a second of CPU here. */
+#define MG_FILL_WORK_MAX ((uint64_t)1 << 28)
 
 static errcode_t add_hole(void *arg, blk64_t start, blk64_t len)
 {
@@ -408,7 +415,10 @@ static errcode_t pick_fill(struct merge *m, size_t t, int *ok)
 
 			if (m->from[s] != none)
 				continue;
+			if (++m->fill_work > MG_FILL_WORK_MAX)
+				return 0;
 			for (size_t i = c0; i < c1; i++) {
+				m->fill_work++;
 				p += m->e[i].o.blocks;
 				if (p > s)
 					break;
