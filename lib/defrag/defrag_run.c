@@ -358,11 +358,15 @@ static errcode_t open_image(const char *path, const struct e3_defrag_opts *o,
 		return E3_MOUNTED;
 	oo.flags = o->dry_run ? 0 : E3_OPEN_WRITE;
 	oo.alloc = E3_ALLOC_RBTREE;
-	/* a cadence by count is the only one then (and the journal's size
-	 * limit): without the 5 s timer, the same run commits at the same
-	 * writes however loaded the machine, which crash sweeps rely on */
-	if (o->commit_every)
-		oo.commit_interval = 1000000;
+	/* commits by count only (df_maybe_commit: every DF_BATCH_FILES or
+	 * commit_every files, and the journal's size limit), never by the
+	 * 5 s timer: blocks a move frees are reusable only after a commit,
+	 * so a timer would make the plan — and the image a run leaves —
+	 * depend on how loaded the machine was (tests saw 2 or 12 free
+	 * extents from the same image); by count, the same run commits at
+	 * the same writes, which the crash sweeps rely on too, and at most
+	 * a batch of moves is redone after a crash */
+	oo.commit_interval = 1000000;
 	err = e3_image_open(path, &oo, img);
 	if (err)
 		return err;
