@@ -1320,6 +1320,16 @@ static void test_remove_keeps_the_hold(void)
 	CHECK_OK(ext2fs_lookup(fs, EXT2_ROOT_INO, "open", 4, NULL, &ino));
 	CHECK_OK(ext2fs_read_inode(fs, ino, &in));
 	CHECK(EXT2_I_SIZE(&in) == 4096);
+	{
+		unsigned char r[4096];
+		ext2_file_t ef;
+		unsigned got = 0;
+
+		CHECK_OK(ext2fs_file_open(fs, ino, 0, &ef));
+		CHECK_OK(ext2fs_file_read(ef, r, sizeof(r), &got));
+		CHECK(got == sizeof(r) && memcmp(r, w, sizeof(r)) == 0);
+		ext2fs_file_close(ef);
+	}
 	ext2fs_close_free(&fs);
 	free(w);
 	unlink(img_path);
