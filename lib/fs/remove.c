@@ -178,8 +178,9 @@ errcode_t e3_remove(e3_image_t *img, ext2_ino_t dir, const char *name)
 		return err;
 	e3_fs_lock(img);
 	err = remove_locked(img, dir, name);
-	if (img->journal)
-		err2 = e3_journal_op_end(img->journal);
+	/* e3_op_end, not the journal's own: while files are being written
+	 * its hold keeps timed commits from making them durable empty */
+	err2 = e3_op_end(img);
 	e3_fs_unlock(img);
 	return err ? err : err2;
 }

@@ -6,7 +6,8 @@
  * writes merge, a commit without checkpoint replays to the same state,
  * a failed journal commits nothing more), and e3_journal_reserve's
  * commit-first / refuse decisions, and the bound on what the journal
- * holds in memory whatever the log's size.
+ * holds in memory whatever the log's size, and that e3_remove keeps the
+ * hold on timed commits while a file is being written.
  * Images come from mke2fs in /tmp.
  */
 #include <errno.h>
@@ -1274,6 +1275,66 @@ static void test_writer_removed_ind_reused_by_data(void)
 	unlink(img_path);
 }
 
+/* The hold on timed commits while a file is being written (e3_op_end:
+ * its name and empty inode are in the running transaction) must hold
+ * across every operation that ends with e3_op_end's policy, e3_remove
+ * too: mixload's unlinks and e3cp --overwrite remove names while other
+ * files are open. A timed commit there made the open file durable
+ * with 0 bytes under its name, and its close, within the interval, did
+ * not commit again: after a crash (e3_image_abort) and a replay it was
+ * empty. Its contents must be whole. */
+static void test_remove_keeps_the_hold(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE,
+				     .commit_interval = 1 };
+	struct e3_attr attr = { .mode = S_IFREG | 0644 };
+	struct e3_replay_report rep;
+	struct e3_image *img;
+	e3_file_t *f;
+	ext2_filsys fs;
+	ext2_ino_t ino;
+	struct ext2_inode in;
+	uint64_t commits;
+	unsigned char *w = pattern(4096, 7);
+
+	if (!make_image())
+		FAIL("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	CHECK_OK(e3_create(img, EXT2_ROOT_INO, "open", &attr, 4096, &f));
+	CHECK_OK(e3_file_write(f, w, 4096));
+	put_file(img, "gone", w, 1024);
+	commits = img->journal->commits;
+	usleep(1300 * 1000);	/* past the 1 s commit interval */
+	CHECK_OK(e3_remove(img, EXT2_ROOT_INO, "gone"));
+	CHECK(img->journal->commits == commits);
+	/* its close ends the hold: the timed commit takes it whole */
+	CHECK_OK(e3_file_close(f));
+	CHECK(img->journal->commits == commits + 1);
+	e3_image_abort(img);	/* crash */
+
+	CHECK_OK(replay(&rep));
+	CHECK_OK(ext2fs_open(img_path, EXT2_FLAG_64BITS, 0, 0, unix_io_manager,
+			     &fs));
+	CHECK_OK(ext2fs_lookup(fs, EXT2_ROOT_INO, "open", 4, NULL, &ino));
+	CHECK_OK(ext2fs_read_inode(fs, ino, &in));
+	CHECK(EXT2_I_SIZE(&in) == 4096);
+	{
+		unsigned char r[4096];
+		ext2_file_t ef;
+		unsigned got = 0;
+
+		CHECK_OK(ext2fs_file_open(fs, ino, 0, &ef));
+		CHECK_OK(ext2fs_file_read(ef, r, sizeof(r), &got));
+		CHECK(got == sizeof(r) && memcmp(r, w, sizeof(r)) == 0);
+		ext2fs_file_close(ef);
+	}
+	ext2fs_close_free(&fs);
+	free(w);
+	unlink(img_path);
+}
+
 int main(void)
 {
 	e3_init_errors();
@@ -1299,5 +1360,6 @@ int main(void)
 	RUN(test_writer_memory_bounded);
 	RUN(test_writer_revoke_after_write_home);
 	RUN(test_writer_removed_ind_reused_by_data);
+	RUN(test_remove_keeps_the_hold);
 	return unit_done();
 }
