@@ -19,7 +19,12 @@
 #
 # usage: bench/mixload_ab.sh A_TREE B_TREE [--rounds N] [--ops K]
 #            [--threads "4 16 64"] [--dir DIR] [--image-size SIZE]
-#            [--fsync-time] [--out FILE]
+#            [--fsync-time] [--out FILE] [--total-ops T]
+# --total-ops T: every run does T operations in all, T / threads per
+# client (dbench runs its clients for a fixed time, so the same job),
+# instead of --ops per client: with K per client the run at 4 threads is
+# 16 times shorter than the one at 64 and fits in one transaction, so
+# "64 over 4" would compare a job with commits against one without.
 # A_TREE, B_TREE: built trees (their bench/mixload is used).
 # Rerun on a quiet machine (about 3 minutes on disk):
 #   bench/mixload_ab.sh /tmp/jasync-base . --rounds 5
@@ -28,11 +33,12 @@ set -u
 [ $# -ge 2 ] || { sed -n '/^# usage/,/^set -u/p' "$0" | sed '$d' >&2; exit 2; }
 A=$(cd "$1" && pwd)/bench/mixload B=$(cd "$2" && pwd)/bench/mixload
 shift 2
-rounds=3 ops=2000 threads_list="4 16 64" dir=/tmp image_size=2G fsync_time=0 out=
+rounds=3 ops=2000 threads_list="4 16 64" dir=/tmp image_size=2G fsync_time=0 out= total=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--rounds) rounds=$2; shift 2 ;;
 	--ops) ops=$2; shift 2 ;;
+	--total-ops) total=$2; shift 2 ;;
 	--threads) threads_list=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
 	--image-size) image_size=$2; shift 2 ;;
@@ -56,6 +62,9 @@ if command -v perf >/dev/null &&
 	futex=1
 fi
 
+# operations per client at t threads
+per() { if [ "$total" -gt 0 ]; then echo $((total / $1)); else echo "$ops"; fi; }
+
 field() { awk -v k="$1" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}' <<<"$2"; }
 
 # one WHO BIN THREADS ROUND: a run, a line into $raw:
@@ -68,11 +77,11 @@ one() {
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	if [ "$futex" -eq 1 ]; then
 		line=$(perf stat -x, -e syscalls:sys_enter_futex -o "$work/futex" -- \
-			"$bin" --threads "$t" --ops "$ops" "$img") || fsck=FAILED
+			"$bin" --threads "$t" --ops "$(per "$t")" "$img") || fsck=FAILED
 		n=$(field ops "$line")
 		fx=$(awk -F, -v n="$n" '/sys_enter_futex/ {if ($1 ~ /^[0-9]+$/ && n > 0) printf "%.4f", $1 / n}' "$work/futex")
 	else
-		line=$("$bin" --threads "$t" --ops "$ops" "$img") || fsck=FAILED
+		line=$("$bin" --threads "$t" --ops "$(per "$t")" "$img") || fsck=FAILED
 	fi
 	e2fsck -fn "$img" >/dev/null 2>&1 || fsck=NOT-CLEAN
 	echo "$who $t $rd $(field ops/s "$line") $(field cpu_us/op "$line") ${fx:--} $(field commits "$line") $load $fsck" >>"$raw"
@@ -99,7 +108,7 @@ if [ "$fsync_time" -eq 1 ] && command -v strace >/dev/null; then
 			rm -f "$img"; truncate -s "$image_size" "$img"; mke2fs -t ext3 -F -q "$img"
 			l=$(cut -d' ' -f1 /proc/loadavg)
 			line=$(strace -f -w -c --seccomp-bpf -e trace=fsync -o "$work/st" \
-				"$bin" --threads "$t" --ops "$ops" "$img")
+				"$bin" --threads "$t" --ops "$(per "$t")" "$img")
 			s=$(awk '$NF == "fsync" {print $2}' "$work/st")
 			fs[$who$t]="${s:-0} s in fsync of $(field seconds "$line") s (load $l)"
 		done
@@ -116,7 +125,11 @@ scale() {	# who: per round ops/s at hi over lo
 	awk -v w="$1" -v lo="$lo" -v hi="$hi" '$1 == w {v[$2 " " $3] = $4; r[$3] = 1} END {for (k in r) if (v[lo " " k] > 0) print v[hi " " k] / v[lo " " k]}' "$raw" | med r
 }
 {
-	echo "# mixload A/B: $ops operations per client"
+	if [ "$total" -gt 0 ]; then
+		echo "# mixload A/B: $total operations per run (total / threads per client)"
+	else
+		echo "# mixload A/B: $ops operations per client"
+	fi
 	echo
 	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, image $image_size ext3 in $dir ($(stat -f -c %T "$dir")), $rounds interleaved rounds (first swapped each round)."
 	echo "A: $A"
