@@ -257,16 +257,12 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-errcode_t df_owners_in(struct df_owners *o, blk64_t lo, blk64_t hi,
-		       ext2_ino_t self, uint64_t limit,
-		       struct df_owner **v, size_t *n, size_t *cap)
+/* The first extent ending after lo (the extents are disjoint, so their
+ * ends ascend): a binary search. */
+static size_t first_ending_after(const struct df_owners *o, blk64_t lo)
 {
-	size_t a = 0, b = o->next, nidx = 0, capidx = 0;
-	uint32_t *idx = NULL;
-	errcode_t err = 0;
+	size_t a = 0, b = o->next;
 
-	*n = 0;
-	/* the first extent ending after lo (ends ascend: disjoint) */
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
 
@@ -275,6 +271,18 @@ errcode_t df_owners_in(struct df_owners *o, blk64_t lo, blk64_t hi,
 		else
 			b = mid;
 	}
+	return a;
+}
+
+errcode_t df_owners_in(struct df_owners *o, blk64_t lo, blk64_t hi,
+		       ext2_ino_t self, uint64_t limit,
+		       struct df_owner **v, size_t *n, size_t *cap)
+{
+	size_t a = first_ending_after(o, lo), nidx = 0, capidx = 0;
+	uint32_t *idx = NULL;
+	errcode_t err = 0;
+
+	*n = 0;
 	for (; a < o->next && o->ext[a].start < hi; a++) {
 		const struct own_file *f = &o->files[o->ext[a].file];
 		uint32_t *t;
@@ -311,21 +319,13 @@ errcode_t df_owners_in(struct df_owners *o, blk64_t lo, blk64_t hi,
 errcode_t df_owners_gap(struct df_owners *o, blk64_t lo, blk64_t hi,
 			struct df_owner **v, size_t *n, size_t *cap, int *ok)
 {
-	size_t a = 0, b = o->next;
+	size_t a = first_ending_after(o, lo);
 	blk64_t at = lo;
 	uint64_t sum = 0;
 	errcode_t err;
 
 	*ok = 0;
 	*n = 0;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-
-		if (o->ext[mid].start + o->ext[mid].len <= lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
 	/* the extents, back to back from lo to hi: every block owned */
 	for (; at < hi; a++) {
 		if (a >= o->next || o->ext[a].start != at ||
