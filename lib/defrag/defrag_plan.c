@@ -189,14 +189,10 @@ errcode_t df_each_free(ext2_filsys fs, df_free_fn *fn, void *arg)
 	return 0;
 }
 
-/* Every movable file under a group's worth of blocks, with its map, to
- * fn in inode order; fn's non-zero return stops the walk and is
- * returned. The files that can go elsewhere whole: the placement plan,
- * the compaction and the owner map choose among them. One inode scan;
- * caller holds fs_lock. */
-errcode_t df_each_small(struct df_ctx *c, df_small_fn *fn, void *arg)
+/* fn for each movable inode with its map: the one inode scan both the
+ * candidates and the small files come from. */
+static errcode_t each_movable(struct df_ctx *c, df_small_fn *fn, void *arg)
 {
-	blk64_t bpg = c->fs->super->s_blocks_per_group;
 	ext2_inode_scan scan;
 	struct ext2_inode inode;
 	struct df_map m = { 0 };
@@ -213,14 +209,38 @@ errcode_t df_each_small(struct df_ctx *c, df_small_fn *fn, void *arg)
 			continue;
 		if ((err = df_map_read(c, ino, &m)))
 			break;
-		if (m.ndata + m.nmeta >= bpg || !(m.ndata + m.nmeta))
-			continue;
 		if ((err = fn(arg, ino, &m)))
 			break;
 	}
 	ext2fs_close_inode_scan(scan);
 	df_map_free(&m);
 	return err;
+}
+
+struct small_walk {
+	blk64_t bpg;
+	df_small_fn *fn;
+	void *arg;
+};
+
+static errcode_t small_one(void *arg, ext2_ino_t ino, const struct df_map *m)
+{
+	struct small_walk *w = arg;
+	uint64_t n = m->ndata + m->nmeta;
+
+	return n && n < w->bpg ? w->fn(w->arg, ino, m) : 0;
+}
+
+/* Every movable file under a group's worth of blocks, with its map, to
+ * fn in inode order; fn's non-zero return stops the walk and is
+ * returned. The files that can go elsewhere whole: the placement plan,
+ * the compaction and the owner map choose among them. One inode scan;
+ * caller holds fs_lock. */
+errcode_t df_each_small(struct df_ctx *c, df_small_fn *fn, void *arg)
+{
+	struct small_walk w = { c->fs->super->s_blocks_per_group, fn, arg };
+
+	return each_movable(c, small_one, &w);
 }
 
 static errcode_t add_cand(struct df_ctx *c, ext2_ino_t ino,
@@ -241,33 +261,18 @@ static errcode_t add_cand(struct df_ctx *c, ext2_ino_t ino,
 	return 0;
 }
 
+static errcode_t cand_one(void *arg, ext2_ino_t ino, const struct df_map *m)
+{
+	struct df_ctx *c = arg;
+
+	if (!df_wants(c, m->ndata + m->nmeta, m->runs, m->groups ? m->groups : 1))
+		return 0;
+	return add_cand(c, ino, m);
+}
+
 static errcode_t scan_inodes(struct df_ctx *c)
 {
-	ext2_inode_scan scan;
-	struct ext2_inode inode;
-	struct df_map m = { 0 };
-	ext2_ino_t ino;
-	errcode_t err;
-
-	err = ext2fs_open_inode_scan(c->fs, 0, &scan);
-	if (err)
-		return err;
-	for (;;) {
-		err = ext2fs_get_next_inode(scan, &ino, &inode);
-		if (err || !ino)
-			break;
-		if (!df_movable(c->fs, ino, &inode))
-			continue;
-		err = df_map_read(c, ino, &m);
-		if (err)
-			break;
-		if (df_wants(c, m.ndata + m.nmeta, m.runs, m.groups ? m.groups : 1) &&
-		    (err = add_cand(c, ino, &m)))
-			break;
-	}
-	ext2fs_close_inode_scan(scan);
-	df_map_free(&m);
-	return err;
+	return each_movable(c, cand_one, c);
 }
 
 /* ---- the directory walk ------------------------------------------------ */
