@@ -5,7 +5,9 @@
 # image (same size, same inode count, so the per-image costs — bitmaps,
 # the journal's bounded memory — are equal), and `mke2fs -d` beside it.
 # Prints a Markdown table: median peak RSS of N runs (default 3) per
-# count, and the growth per file from the previous count. Source trees
+# count, the growth per file from the previous count, and e3cp's and
+# mke2fs' median wall and CPU (user + sys) time with e3cp's per file, so a
+# line shows whether the time stays linear in the file count. Source trees
 # and images live on /dev/shm (removed at the end).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,40 +48,47 @@ EOF
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# peak_kib CMD...: the median peak RSS (KiB) of $runs runs of CMD
-peak_kib() {
-	local r out=()
+# measure CMD...: "rss_kib wall_s cpu_s", each the median of $runs runs
+measure() {
+	local r rss=() wall=() cpu=()
 	for r in $(seq 1 "$runs"); do
 		rm -f "$base/img"
 		"$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
-		out+=("$(tail -1 "$base/rss")")
+		read -r k e u s < <(tail -1 "$base/rss")
+		rss+=("$k") wall+=("$e") cpu+=("$(echo "$u + $s" | bc -l)")
 	done
-	printf '%s\n' "${out[@]}" | median
+	echo "$(printf '%s\n' "${rss[@]}" | median)" \
+		"$(printf '%s\n' "${wall[@]}" | median)" \
+		"$(printf '%s\n' "${cpu[@]}" | median)"
 }
 
 e3() {	# SRC
 	e3mkfs -q -F -b 4096 -N $inodes "$base/img" ${mib}M &&
-	/usr/bin/time -f %M -o "$base/rss" e3cp --quiet -j2 "$1" "$base/img"
+	/usr/bin/time -f "%M %e %U %S" -o "$base/rss" e3cp --quiet -j2 "$1" "$base/img"
 }
 mk() {	# SRC
-	/usr/bin/time -f %M -o "$base/rss" \
+	/usr/bin/time -f "%M %e %U %S" -o "$base/rss" \
 		mke2fs -q -F -t ext3 -b 4096 -N $inodes -d "$1" "$base/img" ${mib}M
 }
 
 echo "# bench/memgrowth.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null), ${mib} MiB image, $inodes inodes, median of $runs"
 echo
-echo "| files | e3cp -j2 peak RSS MiB | e3cp growth, bytes/file | mke2fs -d peak RSS MiB |"
-echo "|---|---|---|---|"
+echo "| files | e3cp -j2 peak RSS MiB | e3cp growth, bytes/file | e3cp wall s (µs/file) | e3cp CPU s (µs/file) | mke2fs -d peak RSS MiB | mke2fs -d wall s (µs/file) |"
+echo "|---|---|---|---|---|---|---|"
 prev_n="" prev_k=""
 for n in $counts; do
 	src=$base/t$n
 	make_tree "$src" "$n"
-	k=$(peak_kib e3 "$src")
-	m=$(peak_kib mk "$src")
+	read -r k ew ec < <(measure e3 "$src")
+	read -r m mw mc < <(measure mk "$src")
 	grow=""
 	[ -n "$prev_n" ] && grow=$(( (k - prev_k) * 1024 / (n - prev_n) ))
-	printf '| %s | %.1f | %s | %.1f |\n' "$n" "$(echo "$k / 1024" | bc -l)" \
-		"$grow" "$(echo "$m / 1024" | bc -l)"
+	printf '| %s | %.1f | %s | %.2f (%.1f) | %.2f (%.1f) | %.1f | %.2f (%.1f) |\n' \
+		"$n" "$(echo "$k / 1024" | bc -l)" "$grow" \
+		"$ew" "$(echo "$ew * 1000000 / $n" | bc -l)" \
+		"$ec" "$(echo "$ec * 1000000 / $n" | bc -l)" \
+		"$(echo "$m / 1024" | bc -l)" \
+		"$mw" "$(echo "$mw * 1000000 / $n" | bc -l)"
 	prev_n=$n prev_k=$k
 	rm -rf "$src"
 done
