@@ -81,13 +81,15 @@ disk_of() {
 }
 
 uncap() { :; }
+# --busy's spinner lives in run_one's subshell, which stops it when the
+# tool it runs beside ends, also after an interrupt (a ^C reaches both)
 spin=""
 unspin() { [ -n "$spin" ] && kill "$spin" 2>/dev/null && wait "$spin" 2>/dev/null; spin=""; }
-# an interrupted run leaves no images behind, nor the cap, nor a spinner
+# an interrupted run leaves no images behind, nor the cap
 # images go to directories of this run's own (several people may bench
 # on one machine)
 disk_base=/tmp/e3bench-img.$$ shm_base=/dev/shm/e3bench.$$
-trap 'unspin; uncap; rm -rf "$disk_base" "$shm_base"' EXIT
+trap 'uncap; rm -rf "$disk_base" "$shm_base"' EXIT
 trap 'exit 130' INT TERM
 if [ -n "$throttle" ]; then
 	knob=/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
