@@ -64,10 +64,10 @@ static double cpu_now(void)
 }
 
 /* pread or pwrite of all len bytes; 0 or an errno */
-static int io_all(int write, int fd, char *p, size_t len, off_t off)
+static int io_all(int out, int fd, char *p, size_t len, off_t off)
 {
 	while (len) {
-		ssize_t n = write ? pwrite(fd, p, len, off) :
+		ssize_t n = out ? pwrite(fd, p, len, off) :
 				    pread(fd, p, len, off);
 
 		if (n < 0 && errno == EINTR)
