@@ -7,11 +7,12 @@
  * ftruncate + mmap) and for the fill (munmap included).
  *     shmwrite [-j N] [-f] [-m write|map|read] [-s SRC] SIZE_MIB FILE
  * FILE is created and removed. Modes:
- *   write  pwrite each piece (-f: after one fallocate of the whole file);
+ *   write  pwrite each piece;
  *   map    the file mapped MAP_SHARED, each piece populated with
  *          MADV_POPULATE_WRITE, then memcpy'd in;
  *   read   mapped and populated as map, then the source pread straight
  *          into the mapping (one copy where the others make two).
+ * -f: one fallocate of the whole file first, in any mode.
  * -s SRC: each piece is first pread from SRC (at the same offset; SRC
  * must be SIZE MiB or more, and in the page cache to measure copies, not
  * a disk) into the thread's buffer, as e3cp reads a source file; without
