@@ -1074,7 +1074,8 @@ static void test_writer_fail_commits_nothing(void)
 }
 
 /* The journal's memory does not grow with its log: on a 128 MiB log,
- * transactions commit at JNL_TXN_MEM, and committed blocks are written
+ * transactions commit at JNL_TXN_MAX_MEM (loaders are told to aim at
+ * JNL_TXN_MEM), and committed blocks are written
  * home once JNL_CKPT_MEM of them are held, long before the log fills. A
  * crash after that still replays to every block, and reads see the
  * blocks written home. */
@@ -1082,7 +1083,7 @@ static void test_writer_memory_bounded(void)
 {
 	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
 	const unsigned bs = 4096;
-	const size_t n = (JNL_CKPT_MEM + 4 * JNL_TXN_MEM) / bs;
+	const size_t n = (JNL_CKPT_MEM + 4 * JNL_TXN_MAX_MEM) / bs;
 	struct e3_image *img;
 	struct e3_journal *j;
 	blk64_t *blks = calloc(n, sizeof(*blks));
@@ -1100,7 +1101,9 @@ static void test_writer_memory_bounded(void)
 	if (!img)
 		return;
 	j = img->journal;
-	CHECK(j->txn_max == JNL_TXN_MEM / bs && j->ckpt_max == JNL_CKPT_MEM / bs);
+	CHECK(j->txn_max == JNL_TXN_MAX_MEM / bs && j->ckpt_max == JNL_CKPT_MEM / bs);
+	CHECK(j->txn_aim == JNL_TXN_MEM / bs &&
+	      e3_journal_txn_limit(j) == JNL_TXN_MEM / bs);
 	e3_fs_lock(img);
 	/* free blocks, written through the journal one "operation" each */
 	for (blk64_t b = img->fs->super->s_first_data_block;
@@ -1117,7 +1120,7 @@ static void test_writer_memory_bounded(void)
 			peak = j->run.n + j->ckpt.n;
 	}
 	CHECK_OK(e3_journal_commit(j, 0));
-	/* 20 MiB went through a 128 MiB log: without the bound, nothing
+	/* 68 MiB went through a 128 MiB log: without the bound, nothing
 	 * would have gone home yet and all of it would be held */
 	CHECK(j->commits >= 4);
 	CHECK(peak <= j->ckpt_max + 2 * j->txn_max);
