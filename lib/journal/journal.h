@@ -75,8 +75,8 @@ void e3_journal_op_begin(struct e3_journal *j);
 void e3_journal_wait_quiet(struct e3_journal *j);
 /* End of one atomic operation (mkdir, a file's close...): commits when the
  * running transaction has reached a quarter of the journal (at most
- * JNL_TXN_MAX_MEM of blocks, 16 MiB) or the commit interval has passed. The commit
- * lets fs_lock go while its I/O runs (see the top). While another
+ * JNL_TXN_MAX_MEM of blocks, 16 MiB) or the commit interval has passed.
+ * The commit lets fs_lock go while its I/O runs (see the top). While another
  * thread's commit is in flight it does not commit unless the running
  * transaction has reached its limit, and then waits for that commit
  * first. Caller holds fs_lock. */

@@ -1153,6 +1153,49 @@ static void test_writer_memory_bounded(void)
 	unlink(img_path);
 }
 
+/* The larger limit only where the worst case fits with it: a 20 MiB log
+ * (a quarter: 1,279 blocks, above the 1,024 of JNL_TXN_MEM) under 1,950
+ * groups, whose state dump (3,917 blocks) leaves room for a transaction
+ * of 1,024 blocks but not of 1,279. The journal opens with txn_max =
+ * txn_aim instead of refusing, as it did when there was one limit; and
+ * its log, cut by 256-block groups, is not one run, so jbd2_log_owns
+ * searches (and must say no to a block in one of its gaps). */
+static void test_txn_max_falls_back(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_image *img = NULL;
+	struct e3_journal *j;
+	char cmd[256];
+
+	snprintf(img_path, sizeof(img_path), "/tmp/journal-unit-%d.img", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "mke2fs -q -t ext3 -b 4096 -g 256 -N 20000 -J size=20 "
+		 "-E resize=2000000 -F %s 1950M >/dev/null 2>&1",
+		 img_path);
+	if (system(cmd) != 0)
+		FAIL("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	j = img->journal;
+	CHECK(img->fs->group_desc_count == 1950);
+	CHECK((j->log.maxlen - j->log.first) / 4 > JNL_TXN_MEM / 4096);
+	CHECK(j->txn_aim == JNL_TXN_MEM / 4096);
+	CHECK(j->txn_max == j->txn_aim);
+	CHECK(j->log.sorted[j->log.nmap - 1] - j->log.sorted[0] != j->log.nmap - 1);
+	CHECK(jbd2_log_owns(&j->log, j->log.map[j->log.nmap / 2]));
+	CHECK(!jbd2_log_owns(&j->log, j->log.sorted[0] - 1));
+	for (uint32_t i = 1; i < j->log.nmap; i++)	/* a gap inside */
+		if (j->log.sorted[i] != j->log.sorted[i - 1] + 1) {
+			CHECK(!jbd2_log_owns(&j->log, j->log.sorted[i] - 1));
+			break;
+		}
+	CHECK_OK(e3_image_close(img));
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn %s >/dev/null 2>&1", img_path);
+	CHECK(system(cmd) == 0);
+	unlink(img_path);
+}
+
 /* A block written home early (E3_JOURNAL_MEM) is still in the live log:
  * freed in a later transaction it must be revoked all the same, or a
  * replay puts the old metadata over the file data that reused it. */
@@ -1361,6 +1404,7 @@ int main(void)
 	RUN(test_writer_revoke_and_clean_close);
 	RUN(test_writer_fail_commits_nothing);
 	RUN(test_writer_memory_bounded);
+	RUN(test_txn_max_falls_back);
 	RUN(test_writer_revoke_after_write_home);
 	RUN(test_writer_removed_ind_reused_by_data);
 	RUN(test_remove_keeps_the_hold);
