@@ -33,7 +33,8 @@ errcode_t e3_load_init(struct e3_image *img)
 	if (!l)
 		return ENOMEM;
 	pthread_mutex_init(&l->lock, NULL);
-	TAILQ_INIT(&l->files);
+	for (unsigned i = 0; i < E3_LOAD_FILE_BUCKETS; i++)
+		TAILQ_INIT(&l->files[i]);
 	l->write_buffer = 1 << 20;
 	env = getenv("E3_WRITE_BUFFER");
 	if (env && *env) {
@@ -51,10 +52,11 @@ static void free_load(struct e3_image *img)
 	struct e3_load *l = img->load;
 	struct e3_file *f;
 
-	while ((f = TAILQ_FIRST(&l->files)) != NULL) {
-		TAILQ_REMOVE(&l->files, f, link);
-		e3_file_drop(f);
-	}
+	for (unsigned i = 0; i < E3_LOAD_FILE_BUCKETS; i++)
+		while ((f = TAILQ_FIRST(&l->files[i])) != NULL) {
+			TAILQ_REMOVE(&l->files[i], f, link);
+			e3_file_drop(f);
+		}
 	for (unsigned i = 0; i < E3_EA_SHARE_BUCKETS; i++) {
 		struct e3_ea_share *s = l->ea[i], *next;
 
@@ -85,10 +87,16 @@ void e3_load_abort(struct e3_image *img)
 	free_load(img);
 }
 
+/* f->ino is fixed before the file is added and until it is removed */
+static struct e3_file_list *bucket(struct e3_load *l, ext2_ino_t ino)
+{
+	return &l->files[ino & (E3_LOAD_FILE_BUCKETS - 1)];
+}
+
 void e3_load_file_add(struct e3_image *img, struct e3_file *f)
 {
 	pthread_mutex_lock(&img->load->lock);
-	TAILQ_INSERT_TAIL(&img->load->files, f, link);
+	TAILQ_INSERT_TAIL(bucket(img->load, f->ino), f, link);
 	img->load->nfiles++;
 	pthread_mutex_unlock(&img->load->lock);
 }
@@ -96,7 +104,7 @@ void e3_load_file_add(struct e3_image *img, struct e3_file *f)
 void e3_load_file_del(struct e3_image *img, struct e3_file *f)
 {
 	pthread_mutex_lock(&img->load->lock);
-	TAILQ_REMOVE(&img->load->files, f, link);
+	TAILQ_REMOVE(bucket(img->load, f->ino), f, link);
 	img->load->nfiles--;
 	pthread_mutex_unlock(&img->load->lock);
 }
@@ -107,7 +115,7 @@ int e3_load_file_is_open(struct e3_image *img, ext2_ino_t ino)
 	int open = 0;
 
 	pthread_mutex_lock(&img->load->lock);
-	TAILQ_FOREACH(f, &img->load->files, link)
+	TAILQ_FOREACH(f, bucket(img->load, ino), link)
 		if (f->ino == ino) {
 			open = 1;
 			break;

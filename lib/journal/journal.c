@@ -194,10 +194,11 @@ static uint64_t worst_of(unsigned bs, uint64_t groups, uint64_t desc_blocks,
 }
 
 /* Blocks (and revokes) at which the running transaction commits, for a
- * log of cap blocks. */
-static uint64_t txn_max_of(unsigned bs, uint64_t cap)
+ * log of cap blocks: a quarter of the log, as jbd2 bounds it, and at most
+ * mem bytes of blocks. */
+static uint64_t txn_max_of(unsigned bs, uint64_t cap, uint64_t mem)
 {
-	uint64_t by_mem = JNL_TXN_MEM / bs;
+	uint64_t by_mem = mem / bs;
 
 	return cap / 4 < by_mem ? cap / 4 : by_mem;
 }
@@ -226,7 +227,7 @@ errcode_t e3_journal_geometry_fits(unsigned block_size, uint64_t groups,
 	if (!journal_blocks)
 		return 0;
 	return worst_of(block_size, groups, desc_blocks, 1,
-			txn_max_of(block_size, cap)) >= cap ?
+			txn_max_of(block_size, cap, JNL_TXN_MEM)) >= cap ?
 		E3_JOURNAL_TOO_SMALL : 0;
 }
 
@@ -303,7 +304,10 @@ errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
 	j->tid = jbd2_get32(j->log.jsb->s_sequence);
 	j->start_seq = j->tid;
 	j->recover_home = ext2fs_has_feature_journal_needs_recovery(fs->super);
-	j->txn_max = (uint32_t)txn_max_of(j->bs, j->log.maxlen - j->log.first);
+	j->txn_max = (uint32_t)txn_max_of(j->bs, j->log.maxlen - j->log.first,
+					  JNL_TXN_MAX_MEM);
+	j->txn_aim = (uint32_t)txn_max_of(j->bs, j->log.maxlen - j->log.first,
+					  JNL_TXN_MEM);
 	j->ckpt_max = (uint32_t)(JNL_CKPT_MEM / j->bs);
 	if (mem_kib) {
 		uint64_t blocks = mem_kib * 1024 / j->bs;
@@ -314,8 +318,15 @@ errcode_t e3_journal_start(ext2_filsys fs, const struct e3_journal_params *p,
 			blocks = UINT32_MAX;
 		if (blocks < j->txn_max)
 			j->txn_max = (uint32_t)blocks;
+		if (blocks < j->txn_aim)
+			j->txn_aim = (uint32_t)blocks;
 		j->ckpt_max = (uint32_t)blocks;
 	}
+	/* the larger limit only where the worst case still fits with it:
+	 * which logs are big enough (e3_journal_geometry_fits) is decided
+	 * with txn_aim, as before there was a larger one */
+	if (worst_txn(j) >= j->log.maxlen - j->log.first)
+		j->txn_max = j->txn_aim;
 	/* refuse now rather than fail the commit after the work is done */
 	if (worst_txn(j) >= j->log.maxlen - j->log.first) {
 		err = E3_JOURNAL_TOO_SMALL;
@@ -432,7 +443,7 @@ errcode_t e3_journal_op_end_held(struct e3_journal *j)
 
 uint64_t e3_journal_txn_limit(const struct e3_journal *j)
 {
-	return j->bypass ? 0 : j->txn_max;
+	return j->bypass ? 0 : j->txn_aim;
 }
 
 int e3_journal_commit_wanted(const struct e3_journal *j, int by_time,
@@ -442,7 +453,7 @@ int e3_journal_commit_wanted(const struct e3_journal *j, int by_time,
 		return 0;
 	/* three quarters of the limit: what is still to come, and what the
 	 * caller does while finishing, fit before the limit forces a commit */
-	if (j->run.n + j->revoked.n + pending >= j->txn_max - j->txn_max / 4)
+	if (j->run.n + j->revoked.n + pending >= j->txn_aim - j->txn_aim / 4)
 		return 1;
 	return by_time && j->run.n + j->revoked.n &&
 	       jnl_now_ns() - j->last_commit_ns >= j->interval_ns;

@@ -75,8 +75,8 @@ void e3_journal_op_begin(struct e3_journal *j);
 void e3_journal_wait_quiet(struct e3_journal *j);
 /* End of one atomic operation (mkdir, a file's close...): commits when the
  * running transaction has reached a quarter of the journal (at most
- * JNL_TXN_MEM of blocks) or the commit interval has passed. The commit
- * lets fs_lock go while its I/O runs (see the top). While another
+ * JNL_TXN_MAX_MEM of blocks, 16 MiB) or the commit interval has passed.
+ * The commit lets fs_lock go while its I/O runs (see the top). While another
  * thread's commit is in flight it does not commit unless the running
  * transaction has reached its limit, and then waits for that commit
  * first. Caller holds fs_lock. */
@@ -93,8 +93,11 @@ errcode_t e3_journal_op_end_held(struct e3_journal *j);
  * flight should finish it and commit. Caller holds fs_lock. */
 int e3_journal_commit_wanted(const struct e3_journal *j, int by_time,
 			     uint64_t pending);
-/* The running transaction's size limit in blocks (0: no limit applies,
- * bypass mode). Caller holds fs_lock. */
+/* The running transaction's size a loader that commits itself should aim
+ * at, in blocks (at most JNL_TXN_MEM of them, 4 MiB: below the limit at
+ * which op_end commits on its own; 0: no limit applies, bypass mode).
+ * e3_journal_commit_wanted asks at three quarters of it. Caller holds
+ * fs_lock. */
 uint64_t e3_journal_txn_limit(const struct e3_journal *j);
 /* Writes libext2fs' dirty state (bitmaps, group descriptors, superblock)
  * into the running transaction and commits it; checkpoints too if asked.

@@ -32,14 +32,25 @@ RB_PROTOTYPE(jbuf_tree, jbuf, rb, jbuf_cmp)
 
 /* How much memory the journal holds, whatever the log's size (up to
  * 1 GiB on big images): the running transaction commits once it holds
- * JNL_TXN_MEM of blocks (or a quarter of the log, if less), and the
- * committed blocks kept for the checkpoint are written home (without a
- * flush: the log keeps them until the checkpoint) once they reach
- * JNL_CKPT_MEM. The commit stages a copy of its transaction, and a new
- * running transaction fills while it is in flight, so the peak is about
- * CKPT + 3 * TXN: the running, the committing and its staged copy (the
- * committing set then joins ckpt, which write_home bounds). */
+ * JNL_TXN_MAX_MEM of blocks (or a quarter of the log, if less: txn_max),
+ * and the committed blocks kept for the checkpoint are written home
+ * (without a flush: the log keeps them until the checkpoint) once they
+ * reach JNL_CKPT_MEM. The commit stages a copy of its transaction, and a
+ * new running transaction fills while it is in flight, so the peak is
+ * about CKPT + 3 * TXN_MAX: the running, the committing and its staged
+ * copy (the committing set then joins ckpt, which write_home bounds).
+ *
+ * Loaders that commit themselves (copy-in: e3_journal_txn_limit,
+ * e3_journal_commit_wanted) aim at the smaller JNL_TXN_MEM (txn_aim),
+ * which also places the close points of reproducible builds. Only the
+ * commits op_end and op_begin start on their own use the whole txn_max:
+ * many clients that each touch their own inode table, bitmap and
+ * directory blocks fill 4 MiB in a few thousand operations (bench/
+ * mixload at 64 clients: 20-40 commits a run where 4 clients make one),
+ * and every commit then pays the state dump, the staging copy and the
+ * write home of blocks the next transaction dirties again. */
 #define JNL_TXN_MEM ((uint64_t)4 << 20)
+#define JNL_TXN_MAX_MEM ((uint64_t)16 << 20)
 #define JNL_CKPT_MEM ((uint64_t)4 << 20)
 /* E3_JOURNAL_MEM's ceiling, in KiB: 4 GiB, far above any use and below
  * every overflow (KiB * 1024 / block size, then capped at UINT32_MAX) */
@@ -104,6 +115,8 @@ struct e3_journal {
 	uint64_t last_commit_ns;	/* CLOCK_MONOTONIC_COARSE of the last one */
 	uint64_t interval_ns;
 	uint32_t txn_max;		/* commit when run.n reaches this */
+	uint32_t txn_aim;		/* what self-committing loaders aim
+					   at (<= txn_max) */
 	uint32_t ckpt_max;		/* write_home when ckpt.n reaches it */
 	struct e3_fault fault;		/* E3_FAULT */
 	int bypass;			/* E3_JOURNAL=bypass: benchmarks only,

@@ -1074,7 +1074,8 @@ static void test_writer_fail_commits_nothing(void)
 }
 
 /* The journal's memory does not grow with its log: on a 128 MiB log,
- * transactions commit at JNL_TXN_MEM, and committed blocks are written
+ * transactions commit at JNL_TXN_MAX_MEM (loaders are told to aim at
+ * JNL_TXN_MEM), and committed blocks are written
  * home once JNL_CKPT_MEM of them are held, long before the log fills. A
  * crash after that still replays to every block, and reads see the
  * blocks written home. */
@@ -1082,7 +1083,7 @@ static void test_writer_memory_bounded(void)
 {
 	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
 	const unsigned bs = 4096;
-	const size_t n = (JNL_CKPT_MEM + 4 * JNL_TXN_MEM) / bs;
+	const size_t n = (JNL_CKPT_MEM + 4 * JNL_TXN_MAX_MEM) / bs;
 	struct e3_image *img;
 	struct e3_journal *j;
 	blk64_t *blks = calloc(n, sizeof(*blks));
@@ -1100,7 +1101,9 @@ static void test_writer_memory_bounded(void)
 	if (!img)
 		return;
 	j = img->journal;
-	CHECK(j->txn_max == JNL_TXN_MEM / bs && j->ckpt_max == JNL_CKPT_MEM / bs);
+	CHECK(j->txn_max == JNL_TXN_MAX_MEM / bs && j->ckpt_max == JNL_CKPT_MEM / bs);
+	CHECK(j->txn_aim == JNL_TXN_MEM / bs &&
+	      e3_journal_txn_limit(j) == JNL_TXN_MEM / bs);
 	e3_fs_lock(img);
 	/* free blocks, written through the journal one "operation" each */
 	for (blk64_t b = img->fs->super->s_first_data_block;
@@ -1117,7 +1120,7 @@ static void test_writer_memory_bounded(void)
 			peak = j->run.n + j->ckpt.n;
 	}
 	CHECK_OK(e3_journal_commit(j, 0));
-	/* 20 MiB went through a 128 MiB log: without the bound, nothing
+	/* 68 MiB went through a 128 MiB log: without the bound, nothing
 	 * would have gone home yet and all of it would be held */
 	CHECK(j->commits >= 4);
 	CHECK(peak <= j->ckpt_max + 2 * j->txn_max);
@@ -1147,6 +1150,49 @@ static void test_writer_memory_bounded(void)
 	CHECK(bad == 0);
 	free(blks);
 	free(p);
+	unlink(img_path);
+}
+
+/* The larger limit only where the worst case fits with it: a 20 MiB log
+ * (a quarter: 1,279 blocks, above the 1,024 of JNL_TXN_MEM) under 1,950
+ * groups, whose state dump (3,917 blocks) leaves room for a transaction
+ * of 1,024 blocks but not of 1,279. The journal opens with txn_max =
+ * txn_aim instead of refusing, as it did when there was one limit; and
+ * its log, cut by 256-block groups, is not one run, so jbd2_log_owns
+ * searches (and must say no to a block in one of its gaps). */
+static void test_txn_max_falls_back(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_image *img = NULL;
+	struct e3_journal *j;
+	char cmd[256];
+
+	snprintf(img_path, sizeof(img_path), "/tmp/journal-unit-%d.img", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "mke2fs -q -t ext3 -b 4096 -g 256 -N 20000 -J size=20 "
+		 "-E resize=2000000 -F %s 1950M >/dev/null 2>&1",
+		 img_path);
+	if (system(cmd) != 0)
+		FAIL("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	j = img->journal;
+	CHECK(img->fs->group_desc_count == 1950);
+	CHECK((j->log.maxlen - j->log.first) / 4 > JNL_TXN_MEM / 4096);
+	CHECK(j->txn_aim == JNL_TXN_MEM / 4096);
+	CHECK(j->txn_max == j->txn_aim);
+	CHECK(j->log.sorted[j->log.nmap - 1] - j->log.sorted[0] != j->log.nmap - 1);
+	CHECK(jbd2_log_owns(&j->log, j->log.map[j->log.nmap / 2]));
+	CHECK(!jbd2_log_owns(&j->log, j->log.sorted[0] - 1));
+	for (uint32_t i = 1; i < j->log.nmap; i++)	/* a gap inside */
+		if (j->log.sorted[i] != j->log.sorted[i - 1] + 1) {
+			CHECK(!jbd2_log_owns(&j->log, j->log.sorted[i] - 1));
+			break;
+		}
+	CHECK_OK(e3_image_close(img));
+	snprintf(cmd, sizeof(cmd), "e2fsck -fn %s >/dev/null 2>&1", img_path);
+	CHECK(system(cmd) == 0);
 	unlink(img_path);
 }
 
@@ -1358,6 +1404,7 @@ int main(void)
 	RUN(test_writer_revoke_and_clean_close);
 	RUN(test_writer_fail_commits_nothing);
 	RUN(test_writer_memory_bounded);
+	RUN(test_txn_max_falls_back);
 	RUN(test_writer_revoke_after_write_home);
 	RUN(test_writer_removed_ind_reused_by_data);
 	RUN(test_remove_keeps_the_hold);
