@@ -607,15 +607,24 @@ static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
 			      ext2_ino_t *ret)
 {
 	ext2_filsys fs = img->fs;
-	struct ext2_inode_large *inode;
+	/* on the stack for the inode sizes of commit_file's buffer: this
+	 * runs once per file copied in */
+	union {
+		struct ext2_inode_large inode;
+		char bytes[1024];
+	} here;
+	struct ext2_inode_large *inode = &here.inode;
 	struct e3_attr a = *attr;
 	ext2_ino_t ino;
 	errcode_t err;
 
+	if (EXT2_INODE_SIZE(fs->super) > sizeof(here) &&
+	    !(inode = e3_inode_alloc(fs)))
+		return ENOMEM;
 	a.mode = LINUX_S_IFREG | (attr->mode & 07777);
-	err = e3_inode_new(img, parent, name, &a, 1, &inode, &ino);
+	err = e3_inode_new_in(img, parent, name, &a, 1, inode, &ino);
 	if (err)
-		return err;
+		goto out;
 	err = ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
 				      EXT2_INODE_SIZE(fs->super));
 	if (!err)
@@ -635,7 +644,8 @@ static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
 	}
 	*ret = ino;
 out:
-	free(inode);
+	if (inode != &here.inode)
+		free(inode);
 	return err;
 }
 
