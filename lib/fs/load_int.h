@@ -54,6 +54,9 @@ errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 /* A name was removed from dir (or its blocks rewritten): read it again
  * when next needed. */
 void e3_dc_forget(struct e3_image *img, ext2_ino_t dir);
+/* The cache's copy of the last directory block it wrote is not to be
+ * trusted any more (an undo, blocks freed): it reads the block again. */
+void e3_dc_drop_block(struct e3_image *img);
 /* Every block dir's map names is its own (e3_block_owned), checked once
  * per directory and image session: else E3_FILE_BLOCKS_BAD. For the
  * directories whose blocks libext2fs writes (indexed ones, those the
