@@ -442,5 +442,5 @@ errcode_t e3_inode_new(struct e3_image *img, ext2_ino_t parent,
 
 void e3_ifree(ext2_filsys fs, ext2_ino_t ino, int is_dir)
 {
-	ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);
+	e3_ifree_ino(fs, ino, is_dir);
 }

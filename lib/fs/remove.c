@@ -105,7 +105,7 @@ errcode_t e3_inode_release(struct e3_image *img, ext2_ino_t ino,
 			 (__u32)time(NULL);
 	err = ext2fs_write_inode(fs, ino, inode);
 	if (!err)
-		ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);
+		e3_ifree(fs, ino, is_dir);
 	return err;
 }
 
