@@ -85,9 +85,19 @@ static errcode_t take_block(struct e3_file *f, blk64_t want, blk64_t *blk)
 		if (r && r->start + r->len == start) {
 			r->len += got;		/* contiguous: one run */
 		} else {
-			struct e3_run *nr = e3_grow(f->runs, f->nruns,
-						    &f->capruns, sizeof(*nr), 8);
+			struct e3_run *nr;
 
+			if (f->runs == &f->run1 && f->nruns == f->capruns) {
+				nr = malloc(8 * sizeof(*nr));
+				if (nr) {
+					memcpy(nr, f->runs,
+					       f->nruns * sizeof(*nr));
+					f->capruns = 8;
+				}
+			} else {
+				nr = e3_grow(f->runs, f->nruns, &f->capruns,
+					     sizeof(*nr), 8);
+			}
 			if (!nr) {
 				e3_alloc_unclaim(a, start, got);
 				return ENOMEM;
@@ -549,6 +559,8 @@ static errcode_t file_new(struct e3_image *img, uint64_t size_hint,
 		return ENOMEM;
 	pthread_mutex_init(&f->lock, NULL);
 	f->img = img;
+	f->runs = &f->run1;
+	f->capruns = 1;
 	io.ctx = f;
 	bm_init(&f->bm, bs, &io);
 	f->buf_max = img->load->write_buffer / bs;
@@ -585,7 +597,8 @@ static errcode_t file_bind(struct e3_file *f, ext2_ino_t ino, uint64_t total)
 static void file_free(struct e3_file *f)
 {
 	bm_free(&f->bm);
-	free(f->runs);
+	if (f->runs != &f->run1)
+		free(f->runs);
 	free(f->buf);
 	free(f->spare);
 	pthread_mutex_destroy(&f->lock);
