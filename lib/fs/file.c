@@ -32,6 +32,7 @@
 #include "file_int.h"
 #include "journal/journal.h"
 #include "util/grow.h"
+#include "itable.h"
 
 /* ---- indirect block I/O (blockmap callbacks) ------------------------- */
 
@@ -948,6 +949,123 @@ static errcode_t close_commit(struct e3_file *f, errcode_t err)
 	return err ? err : err2;
 }
 
+/* The inode's part of commit_file, into its copy in t's block: the map,
+ * the size, the blocks count. Changed in a copy first, so that a refusal
+ * (a size libext2fs will not set) leaves the block as it was. */
+static errcode_t patch_inode(struct e3_file *f, struct ext2_inode_large *at)
+{
+	ext2_filsys fs = f->img->fs;
+	union {
+		struct ext2_inode_large inode;
+		char bytes[1024];
+	} here;
+	unsigned isz = EXT2_INODE_SIZE(fs->super);
+	blk64_t nblocks = f->bm.nblocks;
+	errcode_t err;
+
+	memcpy(&here, at, isz);
+	memcpy(here.inode.i_block, f->bm.iblock, sizeof(here.inode.i_block));
+	err = ext2fs_inode_size_set(fs, EXT2_INODE(&here.inode), f->size);
+	if (err)
+		return err;
+	if (ext2fs_file_acl_block(fs, EXT2_INODE(&here.inode)))
+		nblocks++;
+	err = ext2fs_iblk_set(fs, EXT2_INODE(&here.inode), nblocks);
+	if (!err)
+		memcpy(at, &here, isz);
+	return err;
+}
+
+/* close_commit for n files of one image, under its fs_lock: each inode
+ * is changed in its inode-table block in memory and each block written
+ * once (itable.c), where commit_file read and wrote a whole block per
+ * file through libext2fs; then the block counts, then each file's end
+ * of operation. No operation ends (and so no commit can come) before
+ * every inode of the batch is written. errs[i] on entry: how the file's
+ * data went (E3_FILE_CLOSED: skip it); on return, as close_commit's. */
+static void commit_many(struct e3_image *img, struct e3_file **files,
+			size_t n, errcode_t *errs)
+{
+	ext2_filsys fs = img->fs;
+	unsigned char pend[FLUSH_MANY_MAX], done[FLUSH_MANY_MAX];
+	struct e3_itab t;
+	errcode_t err;
+
+	e3_itab_init(&t, fs);
+	memset(done, 0, sizeof(done));
+	memset(pend, 0, sizeof(pend));
+	for (size_t i = 0; i <= n; i++) {
+		struct e3_file *f = i < n ? files[i] : NULL;
+		blk64_t blk = 0;
+		unsigned off = 0;
+
+		if (i < n && (!f || errs[i]))
+			continue;	/* closed before, or its data failed */
+		err = 0;
+		if (f) {
+			f->fs_held = 1;
+			err = bm_flush(&f->bm);
+			f->fs_held = 0;
+			if (!err)
+				err = e3_itab_place(fs, f->ino, &blk, &off);
+			if (err) {
+				errs[i] = err;
+				continue;
+			}
+		}
+		if (!f || blk != t.blk) {	/* the block is done */
+			err = e3_itab_flush(&t);
+			for (size_t k = 0; k < i; k++) {
+				if (!pend[k])
+					continue;
+				pend[k] = 0;
+				if (err)
+					errs[k] = err;
+				else
+					done[k] = 1;
+			}
+			if (!f)
+				break;
+			err = e3_itab_load(&t, blk);
+			if (err) {
+				errs[i] = err;
+				continue;
+			}
+		}
+		err = patch_inode(f, (struct ext2_inode_large *)(t.buf + off));
+		if (err) {
+			errs[i] = err;
+			continue;
+		}
+		t.dirty = 1;
+		pend[i] = 1;
+	}
+	e3_itab_free(&t);
+	for (size_t i = 0; i < n; i++) {
+		struct e3_file *f = files[i];
+
+		if (!f || errs[i] == E3_FILE_CLOSED)
+			continue;
+		if (done[i]) {
+			for (size_t r = 0; r < f->nruns; r++)
+				if (f->runs[r].used)
+					ext2fs_block_alloc_stats_range(fs,
+						f->runs[r].start,
+						f->runs[r].used, +1);
+		} else {
+			if (!errs[i])	/* cannot be: every file is done or
+					   has its error */
+				errs[i] = EIO;
+			e3_undo_begin(f->img);
+			release_blocks(f);
+		}
+		f->img->load->unfinished--;
+		err = e3_op_end(f->img);
+		if (!errs[i])
+			errs[i] = err;
+	}
+}
+
 /* Without fs_lock: what was claimed and not used (or not kept) goes
  * back; f is freed. */
 static void close_end(struct e3_file *f)
@@ -1017,6 +1135,7 @@ errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 {
 	struct e3_image *img = NULL;
 	errcode_t first = 0;
+	int one_image = 1;
 
 	/* each file's lock, then fs_lock once: the documented order, and no
 	 * one else takes these files' locks (a file has one user) */
@@ -1029,7 +1148,17 @@ errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 	for (size_t i = 0; i < n; i++)
 		if (files[i] && !errs[i])
 			errs[i] = files[i]->werr;
-	if (img) {
+	for (size_t i = 0; img && i < n; i++)
+		if (files[i] && errs[i] != E3_FILE_CLOSED &&
+		    files[i]->img != img)
+			one_image = 0;
+	if (img && one_image && e3_itab_usable(img->fs)) {
+		e3_fs_lock(img);
+		for (size_t at = 0; at < n; at += FLUSH_MANY_MAX)
+			commit_many(img, files + at, n - at < FLUSH_MANY_MAX ?
+				    n - at : FLUSH_MANY_MAX, errs + at);
+		e3_fs_unlock(img);
+	} else if (img) {
 		e3_fs_lock(img);
 		for (size_t i = 0; i < n; i++) {
 			struct e3_file *f = files[i];
