@@ -53,7 +53,7 @@ count() {
 	callgrind_annotate --inclusive=no "$out" 2>/dev/null | awk '
 		/PROGRAM TOTALS/ { gsub(",", "", $1); t = $1 }
 		/:__mem(set|cpy|move)_/ { gsub(",", "", $1); m += $1 }
-		END { printf "%d %d\n", t, m }'
+		END { printf "%.0f %.0f\n", t, m }'
 	rm -f "$work/img" "$out"
 }
 
@@ -66,7 +66,7 @@ for j in $jobs; do
 	read -r nt nm <<<"$(count "$new" "$j")" || exit 1
 	[ -n "$bt" ] && [ -n "$nt" ] || exit 1
 	awk -v j="$j" -v bt="$bt" -v bm="$bm" -v nt="$nt" -v nm="$nm" -v n="$nfiles" 'BEGIN {
-		printf "| -j%s | base | %d | %.0f | %.0f | - | - |\n", j, bt, bt / n, (bt - bm) / n
-		printf "| -j%s | new | %d | %.0f | %.0f | %.3f | %.3f |\n", j, nt, nt / n, (nt - nm) / n, nt / bt, (nt - nm) / (bt - bm)
+		printf "| -j%s | base | %.0f | %.0f | %.0f | - | - |\n", j, bt, bt / n, (bt - bm) / n
+		printf "| -j%s | new | %.0f | %.0f | %.0f | %.3f | %.3f |\n", j, nt, nt / n, (nt - nm) / n, nt / bt, (nt - nm) / (bt - bm)
 	}'
 done
