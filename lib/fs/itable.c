@@ -61,7 +61,7 @@ errcode_t e3_itab_load(struct e3_itab *t, blk64_t blk)
 	errcode_t err;
 
 	if (t->dirty)
-		return EINVAL;		/* flush first: changes would be lost */
+		return EINVAL;	/* flush first: its changes would be lost */
 	if (!t->buf && !(t->buf = malloc(t->fs->blocksize)))
 		return ENOMEM;
 	t->blk = 0;

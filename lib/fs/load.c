@@ -153,7 +153,7 @@ errcode_t e3_load_commit(struct e3_image *img)
 void e3_undo_begin(struct e3_image *img)
 {
 	ext2fs_flush_icache(img->fs);	/* invalidates: reads go to the I/O */
-	e3_dc_drop_block(img);		/* and the directory cache's block */
+	e3_dc_drop_block(img);	/* and the directory cache's block */
 }
 
 void e3_op_poison(struct e3_image *img, errcode_t err)

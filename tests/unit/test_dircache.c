@@ -904,7 +904,8 @@ static void test_block_written_elsewhere(void)
 	img = open_a();
 	if (!img)
 		return;
-	CHECK_OK(e3_mknod(img, d, "x", &fat, 0, &ino));	/* d's block kept */
+	/* d's block is the one the cache keeps */
+	CHECK_OK(e3_mknod(img, d, "x", &fat, 0, &ino));
 	CHECK_OK(e3_remove(img, d, "b"));
 	CHECK_OK(e3_remove(img, d, "c"));
 	CHECK_OK(e3_remove(img, d, "x"));
