@@ -61,8 +61,10 @@ errcode_t e3_alloc_create(ext2_filsys fs, enum e3_alloc_mode mode,
 	a->nblocks = ext2fs_blocks_count(fs->super);
 	a->bpg = EXT2_BLOCKS_PER_GROUP(fs->super);
 	a->ngroups = fs->group_desc_count;
-	err = bm_load(a);
+	a->ifloor = calloc(a->ngroups ? a->ngroups : 1, sizeof(*a->ifloor));
+	err = a->ifloor ? bm_load(a) : ENOMEM;
 	if (err) {
+		free(a->ifloor);
 		free(a->used);
 		free(a->meta);
 		free(a->gfree);
@@ -89,6 +91,7 @@ void e3_alloc_destroy(struct e3_alloc *a)
 	free(a->used);
 	free(a->meta);
 	free(a->gfree);
+	free(a->ifloor);
 	free(a);
 }
 

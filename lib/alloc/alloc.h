@@ -178,6 +178,10 @@ blk64_t e3_alloc_deferred_count(struct e3_alloc *a);
  * (ext2fs_inode_alloc_stats2). Caller holds fs_lock. */
 errcode_t e3_ialloc(ext2_filsys fs, ext2_ino_t parent, int is_dir,
 		    ext2_ino_t *ino);
+/* Gives an inode back (ext2fs_inode_alloc_stats2), and lets e3_ialloc's
+ * search see it again: every inode this library frees goes through here.
+ * Caller holds fs_lock. */
+void e3_ifree_ino(ext2_filsys fs, ext2_ino_t ino, int is_dir);
 
 /* The validator: windows ordered, not overlapping, inside the filesystem,
  * counts consistent. Always compiled. On failure writes the reason into

@@ -10,12 +10,6 @@
  */
 #include "alloc_int.h"
 
-/* See struct e3_alloc_ops: fs->priv_data leads to the allocator. */
-static struct e3_alloc *alloc_of(ext2_filsys fs)
-{
-	return fs->priv_data ? *(struct e3_alloc **)fs->priv_data : NULL;
-}
-
 /* get_alloc_block2: choose one block near goal, claimed in our mirror.
  * libext2fs then marks it in fs->block_map through
  * ext2fs_block_alloc_stats2, which stats_hook below sees as ours. The

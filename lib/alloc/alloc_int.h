@@ -67,12 +67,22 @@ struct e3_alloc {
 					   by e3_alloc_committed */
 	size_t nsealed;			/* [defer_lock] */
 
+	/* Where e3_ialloc's search of group g may start (0: the group's
+	 * first inode): no inode of g below ifloor[g] is free. [fs_lock] */
+	ext2_ino_t *ifloor;
+
 	/* Hooks we replaced, restored by e3_alloc_destroy. [fs_lock] */
 	errcode_t (*old_alloc2)(ext2_filsys, blk64_t, blk64_t *,
 				struct blk_alloc_ctx *);
 	void (*old_stats)(ext2_filsys, blk64_t, int);
 	void (*old_stats_range)(ext2_filsys, blk64_t, blk_t, int);
 };
+
+/* See struct e3_alloc_ops: fs->priv_data leads to the allocator. */
+static inline struct e3_alloc *alloc_of(ext2_filsys fs)
+{
+	return fs->priv_data ? *(struct e3_alloc **)fs->priv_data : NULL;
+}
 
 static inline dgrp_t grp_of(const struct e3_alloc *a, blk64_t b)
 {

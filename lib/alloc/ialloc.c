@@ -132,6 +132,7 @@ errcode_t e3_ialloc(ext2_filsys fs, ext2_ino_t parent, int is_dir,
 		    ext2_ino_t *ino)
 {
 	uint64_t ipg = fs->super->s_inodes_per_group;
+	struct e3_alloc *a = alloc_of(fs);
 	struct grp_view v;
 	dgrp_t pg;
 	long g;
@@ -156,7 +157,12 @@ errcode_t e3_ialloc(ext2_filsys fs, ext2_ino_t parent, int is_dir,
 	if (g < 0)
 		return E3_NO_INODES;
 	/* First free inode of the chosen group; the next groups if that one
-	 * turns out full (its counter can lag behind the bitmap). */
+	 * turns out full (its counter can lag behind the bitmap). The search
+	 * starts at the group's floor (struct e3_alloc): a load fills a
+	 * group from its front, and searching from the group's first inode
+	 * stepped over every inode made so far for each one made (5% of a
+	 * copy-in's instructions in user space). The inode found is the one
+	 * a search from the group's start finds. */
 	for (dgrp_t i = 0; i < v.n; i++) {
 		dgrp_t gg = (dgrp_t)((g + i) % v.n);
 		ext2_ino_t s = (ext2_ino_t)(gg * ipg + 1);
@@ -164,17 +170,34 @@ errcode_t e3_ialloc(ext2_filsys fs, ext2_ino_t parent, int is_dir,
 
 		if (s < EXT2_FIRST_INO(fs->super))
 			s = EXT2_FIRST_INO(fs->super);
+		if (a && a->ifloor[gg] > s)
+			s = a->ifloor[gg];
 		if (s > e)
 			continue;
 		err = ext2fs_find_first_zero_inode_bitmap2(fs->inode_map, s, e,
 							   &found);
-		if (err == ENOENT)
+		if (err == ENOENT) {
+			if (a)
+				a->ifloor[gg] = e + 1;
 			continue;
+		}
 		if (err)
 			return err;
 		ext2fs_inode_alloc_stats2(fs, found, +1, is_dir ? 1 : 0);
+		if (a)
+			a->ifloor[gg] = found + 1;
 		*ino = found;
 		return 0;
 	}
 	return E3_NO_INODES;
+}
+
+void e3_ifree_ino(ext2_filsys fs, ext2_ino_t ino, int is_dir)
+{
+	struct e3_alloc *a = alloc_of(fs);
+	dgrp_t g = (dgrp_t)((ino - 1) / fs->super->s_inodes_per_group);
+
+	ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);
+	if (a && g < a->ngroups && a->ifloor[g] > ino)
+		a->ifloor[g] = ino;
 }

@@ -104,6 +104,11 @@ struct cp_ctx {
 	uint64_t drain_est;		/* ordered mode: journal blocks the
 					   files made since the last drain
 					   take, as counted here (scanner) */
+	uint64_t check_est, check_every;	/* unordered mode: journal
+					   blocks the files made since
+					   commit_point last asked the
+					   journal, and how many it lets
+					   come between two asks (scanner) */
 	uint64_t inflight_blocks;	/* [stat_lock] journal blocks the
 					   closes of the files queued to the
 					   workers may take (commit_point) */

@@ -561,6 +561,25 @@ static errcode_t commit_point(struct cp_ctx *c, uint64_t close_blocks)
 		e3_fs_unlock(c->img);
 		want = limit && c->drain_est >= limit / 2;
 	} else {
+		/* Asking takes both locks, and this runs once per file: the
+		 * journal is asked again only when the files made since
+		 * could have added a sixteenth of its limit (64 blocks at
+		 * the most). e3_journal_commit_wanted answers yes at three
+		 * quarters, so what comes between two asks stays well inside
+		 * the quarter it leaves for what is in flight; a timed commit
+		 * comes a few files later at the most. */
+		if (!c->check_every) {
+			e3_fs_lock(c->img);
+			limit = e3_load_txn_limit(c->img);
+			e3_fs_unlock(c->img);
+			c->check_every = limit / 16 < 64 ? limit / 16 : 64;
+			if (!c->check_every)
+				c->check_every = 1;
+		}
+		c->check_est += 3 + close_blocks;
+		if (c->check_est < c->check_every)
+			return 0;
+		c->check_est = 0;
 		pthread_mutex_lock(&c->stat_lock);
 		inflight = c->inflight_blocks;
 		pthread_mutex_unlock(&c->stat_lock);

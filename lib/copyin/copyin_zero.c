@@ -68,6 +68,8 @@ errcode_t cp_zw_write(struct cp_zw *z, const void *data, size_t len,
 
 	if (z->keep)
 		return e3_file_pwrite(z->f, buf, len, off);
+	if (!z->carry && !(z->carry = malloc(z->bs)))
+		return ENOMEM;
 	/* a gap, or a new block: the carry is complete as it is */
 	if (z->carry_len && (off != z->carry_off + z->carry_len ||
 			     off / z->bs != z->carry_off / z->bs)) {
@@ -115,10 +117,10 @@ errcode_t cp_zw_init(struct cp_zw *z, e3_file_t *f, unsigned bs, int keep)
 	z->f = f;
 	z->bs = bs;
 	z->keep = keep;
-	if (keep)
-		return 0;
-	z->carry = malloc(bs);
-	return z->carry ? 0 : ENOMEM;
+	/* the carry comes with the first write that goes through here: a
+	 * tree's file without zero blocks is written from its own buffer
+	 * (copyin_tree.c write_chunk) and never needs one */
+	return 0;
 }
 
 void cp_zw_free(struct cp_zw *z)

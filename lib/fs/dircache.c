@@ -76,6 +76,9 @@ struct e3_dcache {
 	struct dc_dir **slot;		/* open addressing by inode number */
 	size_t cap, n;
 	char *buf;			/* one directory block */
+	blk64_t buf_blk;		/* the block buf holds as the image
+					   has it, written by e3_dc_link; 0:
+					   none (see buf_drop) */
 	ext2_ino_t *owned;		/* directories whose whole map was
 					   found their own (e3_dc_dir_owned);
 					   open addressing, 0 = empty */
@@ -243,11 +246,25 @@ static errcode_t table_put(struct e3_dcache *c, struct dc_dir *d)
 	return 0;
 }
 
+/* buf no longer stands for any block. The next name added to a
+ * directory usually goes into the block the last one went into, so
+ * e3_dc_link keeps what it wrote instead of reading the block back (a
+ * read through the journal's capture per name copied in). That is only
+ * right while no one else writes the block: every path that can change a
+ * directory block behind e3_dc_link (removals, undo, a directory
+ * forgotten or dropped, its blocks freed) comes through here first. */
+static void buf_drop(struct e3_dcache *c)
+{
+	c->buf_blk = 0;
+}
+
 /* Removes *p from the table, re-placing the entries after it so that
  * linear probing still finds them. */
 static void table_del(struct e3_dcache *c, struct dc_dir **p)
 {
 	size_t i = (size_t)(p - c->slot), j = i;
+
+	buf_drop(c);
 
 	dir_free(c->slot[i]);
 	c->slot[i] = NULL;
@@ -291,8 +308,18 @@ void e3_dc_forget(struct e3_image *img, ext2_ino_t dir)
 	struct e3_dcache *c = img->load ? img->load->dcache : NULL;
 	struct dc_dir **p = c ? table_find(c, dir) : NULL;
 
+	if (c)
+		buf_drop(c);
 	if (p)
 		table_del(c, p);
+}
+
+void e3_dc_drop_block(struct e3_image *img)
+{
+	struct e3_dcache *c = img->load ? img->load->dcache : NULL;
+
+	if (c)
+		buf_drop(c);
 }
 
 /* ---- directories whose blocks are their own ------------------------------ */
@@ -463,6 +490,7 @@ static errcode_t extend(ext2_filsys fs, struct e3_dcache *c, struct dc_dir *d,
 	}
 	if (err)
 		return err;
+	buf_drop(c);
 	for (uint64_t b = d->nblocks; b < n; b++) {
 		d->room[b] = 0;
 		d->from[b] = fs->blocksize;
@@ -558,6 +586,7 @@ static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
 	if (d->nblocks < n) {
 		err = extend(fs, c, d, n);
 		if (err == DC_BYPASS) {
+			buf_drop(c);
 			mark_bypass(d);
 			return 0;
 		}
@@ -606,6 +635,8 @@ void e3_dc_unlinked(struct e3_image *img, ext2_ino_t dir, const char *name,
 	struct dc_dir **p = c ? table_find(c, dir) : NULL;
 	struct dc_dir *d = p ? *p : NULL;
 
+	if (c)
+		buf_drop(c);
 	if (!d || d->bypass)
 		return;
 	hash_drop(d, name_hash(name, strlen(name)));
@@ -658,6 +689,7 @@ errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 	ext2_filsys fs = img->fs;
 	size_t len = strlen(name);
 	unsigned need = EXT2_DIR_REC_LEN(len);
+	struct e3_dcache *c;
 	struct dc_dir *d;
 	errcode_t err;
 	char *buf;
@@ -667,17 +699,26 @@ errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 	if (err || !d)
 		return err;
 	*handled = 1;
-	buf = img->load->dcache->buf;
+	c = img->load->dcache;
+	buf = c->buf;
 	for (uint64_t b = 0; b < d->nblocks; b++) {
 		if (d->room[b] < need)
 			continue;
-		err = ext2fs_read_dir_block4(fs, d->pblk[b], buf, 0, dir);
-		if (err)
-			return err;
+		if (c->buf_blk != d->pblk[b]) {
+			buf_drop(c);
+			err = ext2fs_read_dir_block4(fs, d->pblk[b], buf, 0,
+						     dir);
+			if (err)
+				return err;
+			c->buf_blk = d->pblk[b];
+		}
 		if (place(fs, buf, d->from[b], name, len, ino, ft, need)) {
+			/* buf differs from the image until this succeeds */
+			buf_drop(c);
 			err = ext2fs_write_dir_block4(fs, d->pblk[b], buf, 0, dir);
 			if (err)
 				return err;
+			c->buf_blk = d->pblk[b];
 			err = hash_add(d, name_hash(name, len), (uint32_t)b, 1);
 			if (!err)
 				err = measure_block(fs, buf, d->from[b], NULL, 0,

@@ -32,6 +32,7 @@
 #include "file_int.h"
 #include "journal/journal.h"
 #include "util/grow.h"
+#include "itable.h"
 
 /* ---- indirect block I/O (blockmap callbacks) ------------------------- */
 
@@ -85,9 +86,19 @@ static errcode_t take_block(struct e3_file *f, blk64_t want, blk64_t *blk)
 		if (r && r->start + r->len == start) {
 			r->len += got;		/* contiguous: one run */
 		} else {
-			struct e3_run *nr = e3_grow(f->runs, f->nruns,
-						    &f->capruns, sizeof(*nr), 8);
+			struct e3_run *nr;
 
+			if (f->runs == &f->run1 && f->nruns == f->capruns) {
+				nr = malloc(8 * sizeof(*nr));
+				if (nr) {
+					memcpy(nr, f->runs,
+					       f->nruns * sizeof(*nr));
+					f->capruns = 8;
+				}
+			} else {
+				nr = e3_grow(f->runs, f->nruns, &f->capruns,
+					     sizeof(*nr), 8);
+			}
 			if (!nr) {
 				e3_alloc_unclaim(a, start, got);
 				return ENOMEM;
@@ -549,6 +560,8 @@ static errcode_t file_new(struct e3_image *img, uint64_t size_hint,
 		return ENOMEM;
 	pthread_mutex_init(&f->lock, NULL);
 	f->img = img;
+	f->runs = &f->run1;
+	f->capruns = 1;
 	io.ctx = f;
 	bm_init(&f->bm, bs, &io);
 	f->buf_max = img->load->write_buffer / bs;
@@ -585,7 +598,8 @@ static errcode_t file_bind(struct e3_file *f, ext2_ino_t ino, uint64_t total)
 static void file_free(struct e3_file *f)
 {
 	bm_free(&f->bm);
-	free(f->runs);
+	if (f->runs != &f->run1)
+		free(f->runs);
 	free(f->buf);
 	free(f->spare);
 	pthread_mutex_destroy(&f->lock);
@@ -607,15 +621,24 @@ static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
 			      ext2_ino_t *ret)
 {
 	ext2_filsys fs = img->fs;
-	struct ext2_inode_large *inode;
+	/* on the stack for the inode sizes of commit_file's buffer: this
+	 * runs once per file copied in */
+	union {
+		struct ext2_inode_large inode;
+		char bytes[1024];
+	} here;
+	struct ext2_inode_large *inode = &here.inode;
 	struct e3_attr a = *attr;
 	ext2_ino_t ino;
 	errcode_t err;
 
+	if (EXT2_INODE_SIZE(fs->super) > sizeof(here) &&
+	    !(inode = e3_inode_alloc(fs)))
+		return ENOMEM;
 	a.mode = LINUX_S_IFREG | (attr->mode & 07777);
-	err = e3_inode_new(img, parent, name, &a, 1, &inode, &ino);
+	err = e3_inode_new_in(img, parent, name, &a, 1, inode, &ino);
 	if (err)
-		return err;
+		goto out;
 	err = ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
 				      EXT2_INODE_SIZE(fs->super));
 	if (!err)
@@ -635,7 +658,8 @@ static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
 	}
 	*ret = ino;
 out:
-	free(inode);
+	if (inode != &here.inode)
+		free(inode);
 	return err;
 }
 
@@ -925,6 +949,123 @@ static errcode_t close_commit(struct e3_file *f, errcode_t err)
 	return err ? err : err2;
 }
 
+/* The inode's part of commit_file, into its copy in t's block: the map,
+ * the size, the blocks count. Changed in a copy first, so that a refusal
+ * (a size libext2fs will not set) leaves the block as it was. */
+static errcode_t patch_inode(struct e3_file *f, struct ext2_inode_large *at)
+{
+	ext2_filsys fs = f->img->fs;
+	union {
+		struct ext2_inode_large inode;
+		char bytes[1024];
+	} here;
+	unsigned isz = EXT2_INODE_SIZE(fs->super);
+	blk64_t nblocks = f->bm.nblocks;
+	errcode_t err;
+
+	memcpy(&here, at, isz);
+	memcpy(here.inode.i_block, f->bm.iblock, sizeof(here.inode.i_block));
+	err = ext2fs_inode_size_set(fs, EXT2_INODE(&here.inode), f->size);
+	if (err)
+		return err;
+	if (ext2fs_file_acl_block(fs, EXT2_INODE(&here.inode)))
+		nblocks++;
+	err = ext2fs_iblk_set(fs, EXT2_INODE(&here.inode), nblocks);
+	if (!err)
+		memcpy(at, &here, isz);
+	return err;
+}
+
+/* close_commit for n files of one image, under its fs_lock: each inode
+ * is changed in its inode-table block in memory and each block written
+ * once (itable.c), where commit_file read and wrote a whole block per
+ * file through libext2fs; then the block counts, then each file's end
+ * of operation. No operation ends (and so no commit can come) before
+ * every inode of the batch is written. errs[i] on entry: how the file's
+ * data went (E3_FILE_CLOSED: skip it); on return, as close_commit's. */
+static void commit_many(struct e3_image *img, struct e3_file **files,
+			size_t n, errcode_t *errs)
+{
+	ext2_filsys fs = img->fs;
+	unsigned char pend[FLUSH_MANY_MAX], done[FLUSH_MANY_MAX];
+	struct e3_itab t;
+	errcode_t err;
+
+	e3_itab_init(&t, fs);
+	memset(done, 0, sizeof(done));
+	memset(pend, 0, sizeof(pend));
+	for (size_t i = 0; i <= n; i++) {
+		struct e3_file *f = i < n ? files[i] : NULL;
+		blk64_t blk = 0;
+		unsigned off = 0;
+
+		if (i < n && (!f || errs[i]))
+			continue;	/* closed before, or its data failed */
+		err = 0;
+		if (f) {
+			f->fs_held = 1;
+			err = bm_flush(&f->bm);
+			f->fs_held = 0;
+			if (!err)
+				err = e3_itab_place(fs, f->ino, &blk, &off);
+			if (err) {
+				errs[i] = err;
+				continue;
+			}
+		}
+		if (!f || blk != t.blk) {	/* the block is done */
+			err = e3_itab_flush(&t);
+			for (size_t k = 0; k < i; k++) {
+				if (!pend[k])
+					continue;
+				pend[k] = 0;
+				if (err)
+					errs[k] = err;
+				else
+					done[k] = 1;
+			}
+			if (!f)
+				break;
+			err = e3_itab_load(&t, blk);
+			if (err) {
+				errs[i] = err;
+				continue;
+			}
+		}
+		err = patch_inode(f, (struct ext2_inode_large *)(t.buf + off));
+		if (err) {
+			errs[i] = err;
+			continue;
+		}
+		t.dirty = 1;
+		pend[i] = 1;
+	}
+	e3_itab_free(&t);
+	for (size_t i = 0; i < n; i++) {
+		struct e3_file *f = files[i];
+
+		if (!f || errs[i] == E3_FILE_CLOSED)
+			continue;
+		if (done[i]) {
+			for (size_t r = 0; r < f->nruns; r++)
+				if (f->runs[r].used)
+					ext2fs_block_alloc_stats_range(fs,
+						f->runs[r].start,
+						f->runs[r].used, +1);
+		} else {
+			if (!errs[i])	/* cannot be: every file is done or
+					   has its error */
+				errs[i] = EIO;
+			e3_undo_begin(f->img);
+			release_blocks(f);
+		}
+		f->img->load->unfinished--;
+		err = e3_op_end(f->img);
+		if (!errs[i])
+			errs[i] = err;
+	}
+}
+
 /* Without fs_lock: what was claimed and not used (or not kept) goes
  * back; f is freed. */
 static void close_end(struct e3_file *f)
@@ -994,6 +1135,7 @@ errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 {
 	struct e3_image *img = NULL;
 	errcode_t first = 0;
+	int one_image = 1;
 
 	/* each file's lock, then fs_lock once: the documented order, and no
 	 * one else takes these files' locks (a file has one user) */
@@ -1006,7 +1148,17 @@ errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 	for (size_t i = 0; i < n; i++)
 		if (files[i] && !errs[i])
 			errs[i] = files[i]->werr;
-	if (img) {
+	for (size_t i = 0; img && i < n; i++)
+		if (files[i] && errs[i] != E3_FILE_CLOSED &&
+		    files[i]->img != img)
+			one_image = 0;
+	if (img && one_image && e3_itab_usable(img->fs)) {
+		e3_fs_lock(img);
+		for (size_t at = 0; at < n; at += FLUSH_MANY_MAX)
+			commit_many(img, files + at, n - at < FLUSH_MANY_MAX ?
+				    n - at : FLUSH_MANY_MAX, errs + at);
+		e3_fs_unlock(img);
+	} else if (img) {
 		e3_fs_lock(img);
 		for (size_t i = 0; i < n; i++) {
 			struct e3_file *f = files[i];

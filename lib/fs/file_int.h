@@ -27,8 +27,11 @@ struct e3_file {
 	struct e3_bmap bm;		/* [lock] */
 	uint64_t size;			/* [lock] i_size written at close */
 	uint64_t hint_blocks;		/* data blocks the size hint promises */
-	struct e3_run *runs;		/* [lock] claimed runs, in order */
+	struct e3_run *runs;		/* [lock] claimed runs, in order: in
+					   run1 until a second one comes */
 	size_t nruns, capruns;
+	struct e3_run run1;		/* [lock] (most files take one run:
+					   no allocation for it) */
 	/* write-behind buffer: logical blocks [buf_lblk, buf_lblk + buf_n)
 	 * at physical [buf_pblk, ...), contiguous both ways */
 	char *buf;			/* [lock] */

@@ -161,6 +161,7 @@ errcode_t e3_load_commit(struct e3_image *img)
 void e3_undo_begin(struct e3_image *img)
 {
 	ext2fs_flush_icache(img->fs);	/* invalidates: reads go to the I/O */
+	e3_dc_drop_block(img);	/* and the directory cache's block */
 }
 
 void e3_op_poison(struct e3_image *img, errcode_t err)
@@ -413,31 +414,41 @@ struct ext2_inode_large *e3_inode_alloc(ext2_filsys fs)
 			 isz : sizeof(struct ext2_inode_large));
 }
 
-errcode_t e3_inode_new(struct e3_image *img, ext2_ino_t parent,
-		       const char *name, const struct e3_attr *attr,
-		       uint16_t links, struct ext2_inode_large **inode,
-		       ext2_ino_t *ino)
+errcode_t e3_inode_new_in(struct e3_image *img, ext2_ino_t parent,
+			  const char *name, const struct e3_attr *attr,
+			  uint16_t links, struct ext2_inode_large *inode,
+			  ext2_ino_t *ino)
 {
 	int is_dir = LINUX_S_ISDIR(attr->mode);
 	errcode_t err;
 
 	err = e3_check_new_entry(img->fs, parent, name, is_dir);
-	if (err)
-		return err;
+	if (!err)
+		err = e3_ialloc(img->fs, parent, is_dir, ino);
+	if (!err)
+		e3_inode_init(img->fs, inode, attr, links);
+	return err;
+}
+
+errcode_t e3_inode_new(struct e3_image *img, ext2_ino_t parent,
+		       const char *name, const struct e3_attr *attr,
+		       uint16_t links, struct ext2_inode_large **inode,
+		       ext2_ino_t *ino)
+{
+	errcode_t err;
+
 	*inode = e3_inode_alloc(img->fs);
 	if (!*inode)
 		return ENOMEM;
-	err = e3_ialloc(img->fs, parent, is_dir, ino);
+	err = e3_inode_new_in(img, parent, name, attr, links, *inode, ino);
 	if (err) {
 		free(*inode);
 		*inode = NULL;
-		return err;
 	}
-	e3_inode_init(img->fs, *inode, attr, links);
-	return 0;
+	return err;
 }
 
 void e3_ifree(ext2_filsys fs, ext2_ino_t ino, int is_dir)
 {
-	ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);
+	e3_ifree_ino(fs, ino, is_dir);
 }

@@ -60,6 +60,9 @@ errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 /* A name was removed from dir (or its blocks rewritten): read it again
  * when next needed. */
 void e3_dc_forget(struct e3_image *img, ext2_ino_t dir);
+/* The cache's copy of the last directory block it wrote is not to be
+ * trusted any more (an undo, blocks freed): it reads the block again. */
+void e3_dc_drop_block(struct e3_image *img);
 /* Every block dir's map names is its own (e3_block_owned), checked once
  * per directory and image session: else E3_FILE_BLOCKS_BAD. For the
  * directories whose blocks libext2fs writes (indexed ones, those the
@@ -137,6 +140,15 @@ errcode_t e3_inode_new(struct e3_image *img, ext2_ino_t parent,
 		       const char *name, const struct e3_attr *attr,
 		       uint16_t links, struct ext2_inode_large **inode,
 		       ext2_ino_t *ino);
+
+/* e3_inode_new into the caller's buffer, which must hold
+ * max(EXT2_INODE_SIZE, sizeof(struct ext2_inode_large)) bytes: the path
+ * that makes a regular file per source file keeps it on the stack (a
+ * calloc and a free per file showed in copy-in profiles). */
+errcode_t e3_inode_new_in(struct e3_image *img, ext2_ino_t parent,
+			  const char *name, const struct e3_attr *attr,
+			  uint16_t links, struct ext2_inode_large *inode,
+			  ext2_ino_t *ino);
 
 /* Maps libext2fs' "not found" style codes to ours. */
 errcode_t e3_map_err(errcode_t err);

@@ -74,6 +74,8 @@ errcode_t e3_inode_release(struct e3_image *img, ext2_ino_t ino,
 	 * first would drop its copy in the running transaction, and punch
 	 * would then read it from the disk (zeros, if this session wrote
 	 * it) and leak the blocks below it. */
+	if (is_dir)	/* its blocks may hold another's names next */
+		e3_dc_forget(img, ino);
 	if (ext2fs_inode_has_valid_blocks2(fs, inode)) {
 		err = ext2fs_punch(fs, ino, inode, NULL, 0, ~0ULL);
 		if (err)
@@ -103,7 +105,7 @@ errcode_t e3_inode_release(struct e3_image *img, ext2_ino_t ino,
 			 (__u32)time(NULL);
 	err = ext2fs_write_inode(fs, ino, inode);
 	if (!err)
-		ext2fs_inode_alloc_stats2(fs, ino, -1, is_dir);
+		e3_ifree(fs, ino, is_dir);
 	return err;
 }
 

@@ -832,6 +832,99 @@ static void test_unused_entry_after_first(void)
 	unlink(path_b);
 }
 
+/* The cache keeps the last directory block it wrote instead of reading it
+ * back: every other writer of a directory block must make it read again.
+ * Here: names removed from the block between two adds (e3_remove), then
+ * the directory removed and its block, once free, taken by a new
+ * directory (e3_rmdir, a commit in between so the free is final): the
+ * new directory must hold its own "." and ".." and the one name added,
+ * not the old block's names written back. */
+static int dir_names(const char *path, ext2_ino_t d, char *out, size_t n,
+		     blk64_t *pblk)
+{
+	char buf[1024];
+	ext2_filsys fs;
+	blk64_t pb = 0;
+	size_t at = 0;
+	int ok;
+
+	out[0] = '\0';
+	if (ext2fs_open(path, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs))
+		return 0;
+	ok = !ext2fs_bmap2(fs, d, NULL, NULL, 0, 0, NULL, &pb) &&
+	     !ext2fs_read_dir_block4(fs, pb, buf, 0, d);
+	for (unsigned off = 0, rl; ok && off < fs->blocksize; off += rl) {
+		struct ext2_dir_entry *de = (void *)(buf + off);
+		int len = ext2fs_dirent_name_len(de);
+
+		if (ext2fs_get_rec_len(fs, de, &rl) || rl < 8) {
+			ok = 0;
+			break;
+		}
+		if (de->inode && at + (size_t)len + 2 < n) {
+			memcpy(out + at, de->name, (size_t)len);
+			at += (size_t)len;
+			out[at++] = ' ';
+			out[at] = '\0';
+		}
+	}
+	ext2fs_close_free(&fs);
+	*pblk = pb;
+	return ok;
+}
+
+static void test_block_written_elsewhere(void)
+{
+	struct e3_attr dat = { .mode = LINUX_S_IFDIR | 0755 };
+	struct e3_attr fat = { .mode = LINUX_S_IFIFO | 0600 };
+	char names[256];
+	ext2_ino_t d = 0, e = 0, ino = 0;
+	blk64_t dblk = 0, eblk = 0;
+	e3_image_t *img;
+
+	if (make_image(path_a) != 0)
+		FAIL("mke2fs failed");
+	img = open_a();
+	if (!img)
+		return;
+	CHECK_OK(e3_mkdir(img, EXT2_ROOT_INO, "d", &dat, &d));
+	CHECK_OK(e3_mknod(img, d, "a", &fat, 0, &ino));
+	CHECK_OK(e3_mknod(img, d, "b", &fat, 0, &ino));
+	CHECK_OK(e3_remove(img, d, "a"));
+	CHECK_OK(e3_mknod(img, d, "c", &fat, 0, &ino));
+	CHECK_OK(e3_image_close(img));
+	CHECK(dir_names(path_a, d, names, sizeof(names), &dblk));
+	if (strcmp(names, ". .. b c ") != 0 &&
+	    strcmp(names, ". .. c b ") != 0) {
+		fprintf(stderr, "  /d holds: %s\n", names);
+		FAIL("a name removed between two adds came back");
+	}
+	CHECK(fsck_clean(path_a));
+
+	img = open_a();
+	if (!img)
+		return;
+	/* d's block is the one the cache keeps */
+	CHECK_OK(e3_mknod(img, d, "x", &fat, 0, &ino));
+	CHECK_OK(e3_remove(img, d, "b"));
+	CHECK_OK(e3_remove(img, d, "c"));
+	CHECK_OK(e3_remove(img, d, "x"));
+	CHECK_OK(e3_rmdir(img, EXT2_ROOT_INO, "d"));
+	CHECK_OK(e3_image_commit(img));
+	CHECK_OK(e3_mkdir(img, EXT2_ROOT_INO, "e", &dat, &e));
+	CHECK_OK(e3_mknod(img, e, "y", &fat, 0, &ino));
+	CHECK_OK(e3_image_close(img));
+	CHECK(dir_names(path_a, e, names, sizeof(names), &eblk));
+	/* the case this is about: the freed block was taken again */
+	CHECK(eblk == dblk);
+	if (strcmp(names, ". .. y ") != 0) {
+		fprintf(stderr, "  /e holds: %s\n", names);
+		FAIL("a new directory's block holds another's names");
+	}
+	CHECK(fsck_clean(path_a));
+	unlink(path_a);
+}
+
 #ifdef E3_DC_TEST_HASH_VALUES
 /* test_dircache_collide.c only (name_hash is dircache.c's, compiled in):
  * removing one of several names of a hash keeps the hash, so the others
@@ -907,6 +1000,7 @@ int main(void)
 	RUN(test_many_dirs_twin);
 	RUN(test_exists_exact);
 	RUN(test_close_many);
+	RUN(test_block_written_elsewhere);
 	RUN(test_unused_entry_after_first);
 #ifdef E3_DC_TEST_HASH_VALUES
 	RUN(test_shared_hash);
