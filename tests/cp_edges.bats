@@ -642,3 +642,21 @@ edge_holds_label() {
 	debugfs -R "cat /x/d/big" "$T/i.img" 2>/dev/null | cmp -s - "$T/s2/d/big" || false
 	assert_fsck_clean "$T/i.img"
 }
+
+@test "edges: inodes of 1-4 KiB (mke2fs -I up to the block size): files copied in whole, e2fsck clean" {
+	mkdir -p "$T/src/d"
+	for i in $(seq 1 40); do
+		head -c $((i * 997)) /dev/urandom >"$T/src/d/f$i"
+	done
+	for geo in "1024 1024" "4096 2048" "4096 4096"; do
+		set -- $geo
+		rm -f "$T/i.img"
+		mke2fs -q -F -t ext3 -b "$1" -I "$2" -N 256 "$T/i.img" 32M || false
+		run "$E3CP" -j2 "$T/src" "$T/i.img"
+		assert_status 0
+		assert_fsck_clean "$T/i.img"
+		for i in 1 2 17 40; do
+			assert_img_file "$T/i.img" "/d/f$i" "$T/src/d/f$i"
+		done
+	done
+}

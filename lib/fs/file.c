@@ -950,29 +950,28 @@ static errcode_t close_commit(struct e3_file *f, errcode_t err)
 }
 
 /* The inode's part of commit_file, into its copy in t's block: the map,
- * the size, the blocks count. Changed in a copy first, so that a refusal
- * (a size libext2fs will not set) leaves the block as it was. */
+ * the size, the blocks count. All of them are in the first 128 bytes
+ * (the fields ext2fs_inode_size_set and ext2fs_iblk_set touch too), so
+ * only those are copied, whatever the inode size (up to the block
+ * size). Changed in a copy first, so that a refusal (a size libext2fs
+ * will not set) leaves the block as it was. */
 static errcode_t patch_inode(struct e3_file *f, struct ext2_inode_large *at)
 {
 	ext2_filsys fs = f->img->fs;
-	union {
-		struct ext2_inode_large inode;
-		char bytes[1024];
-	} here;
-	unsigned isz = EXT2_INODE_SIZE(fs->super);
+	struct ext2_inode here;
 	blk64_t nblocks = f->bm.nblocks;
 	errcode_t err;
 
-	memcpy(&here, at, isz);
-	memcpy(here.inode.i_block, f->bm.iblock, sizeof(here.inode.i_block));
-	err = ext2fs_inode_size_set(fs, EXT2_INODE(&here.inode), f->size);
+	memcpy(&here, at, sizeof(here));
+	memcpy(here.i_block, f->bm.iblock, sizeof(here.i_block));
+	err = ext2fs_inode_size_set(fs, &here, f->size);
 	if (err)
 		return err;
-	if (ext2fs_file_acl_block(fs, EXT2_INODE(&here.inode)))
+	if (ext2fs_file_acl_block(fs, &here))
 		nblocks++;
-	err = ext2fs_iblk_set(fs, EXT2_INODE(&here.inode), nblocks);
+	err = ext2fs_iblk_set(fs, &here, nblocks);
 	if (!err)
-		memcpy(at, &here, isz);
+		memcpy(at, &here, sizeof(here));
 	return err;
 }
 
@@ -1041,6 +1040,11 @@ static void commit_many(struct e3_image *img, struct e3_file **files,
 		pend[i] = 1;
 	}
 	e3_itab_free(&t);
+	/* every file's blocks counted (or given back) before the first end
+	 * of operation: an op_end may commit (the journal's own limit does
+	 * not wait for unfinished files), and a commit between one file's
+	 * inode and its bitmap bits would make a crash leave an inode whose
+	 * blocks are free */
 	for (size_t i = 0; i < n; i++) {
 		struct e3_file *f = files[i];
 
@@ -1059,6 +1063,12 @@ static void commit_many(struct e3_image *img, struct e3_file **files,
 			e3_undo_begin(f->img);
 			release_blocks(f);
 		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct e3_file *f = files[i];
+
+		if (!f || errs[i] == E3_FILE_CLOSED)
+			continue;
 		f->img->load->unfinished--;
 		err = e3_op_end(f->img);
 		if (!errs[i])
