@@ -24,11 +24,14 @@ cd "$(dirname "$0")"
 #   librsvg2-bin      rsvg-convert: the block-map pictures must render
 #   libpng-dev        the block-map picture as PNG (map -o FILE.png)
 #   libselinux1-dev   copy-in's --file-contexts (selabel_lookup)
+#   linux-perf strace valgrind  the benchmarks' profiles and counts
+#                     (bench/copyin_spin.sh, mixload_ab.sh --fsync-time,
+#                     copyin_ir.sh: user-space instructions)
 PKGS=(build-essential autoconf pkgconf libext2fs-dev comerr-dev uuid-dev
       zlib1g-dev libarchive-dev libbsd-dev libpng-dev libselinux1-dev e2fsprogs bats gnuplot-nox
       genext2fs acl attr zstd xz-utils bzip2 time
       python3 zip cpio libarchive-tools util-linux mount passwd
-      ss-dev jq librsvg2-bin)
+      ss-dev jq librsvg2-bin linux-perf strace valgrind)
 
 missing=()
 for p in "${PKGS[@]}"; do
