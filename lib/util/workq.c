@@ -2,6 +2,15 @@
  * workq.c: the thread pool behind copy-in (see workq.h). One mutex guards
  * the queue; workers block every signal so that the tool's main thread is
  * the one that sees SIGINT and friends.
+ *
+ * Wake-ups are what a hand-off costs on a busy machine: a thread woken
+ * while the waker still holds the lock runs into it and sleeps again, and
+ * the waker, when it lets the lock go, is preempted by the thread it
+ * wakes. At e3cp -j2 on tmpfs that was the commonest way a worker lost
+ * its core (bench/results/copyin-profile.md, 22:25). So signals go out
+ * after the unlock, only to threads that wait, and a producer waiting for
+ * room is woken when half the queue is free, not at every job taken: it
+ * then queues several jobs per wake-up.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,6 +33,8 @@ struct e3_workq {
 	unsigned max_queued;
 	unsigned head, count;		/* [lock] */
 	unsigned running;		/* [lock] jobs being run */
+	unsigned adders_waiting;	/* [lock] in e3_workq_add, for room */
+	unsigned workers_waiting;	/* [lock] idle workers */
 	int stopping;			/* [lock] */
 	errcode_t first_err;		/* [lock] */
 	unsigned nthreads;		/* threads started */
@@ -46,22 +57,35 @@ static void *worker_main(void *p)
 	free(wa);
 	pthread_mutex_lock(&wq->lock);
 	for (;;) {
-		while (wq->count == 0 && !wq->stopping)
+		int wake;
+
+		while (wq->count == 0 && !wq->stopping) {
+			wq->workers_waiting++;
 			pthread_cond_wait(&wq->not_empty, &wq->lock);
+			wq->workers_waiting--;
+		}
 		if (wq->count == 0)
 			break;	/* stopping and drained */
 		job = wq->ring[wq->head];
 		wq->head = (wq->head + 1) % wq->max_queued;
 		wq->count--;
 		wq->running++;
-		pthread_cond_signal(&wq->not_full);
+		/* half the queue free: the producer, woken now, queues
+		 * several jobs before it waits again */
+		wake = wq->adders_waiting &&
+		       wq->count <= wq->max_queued / 2;
 		pthread_mutex_unlock(&wq->lock);
+		if (wake)
+			pthread_cond_signal(&wq->not_full);
 
 		err = job.fn(job.arg, id);
 
 		pthread_mutex_lock(&wq->lock);
-		if (err && !wq->first_err)
+		if (err && !wq->first_err) {
 			wq->first_err = err;
+			/* a producer waiting for room gives up now */
+			pthread_cond_broadcast(&wq->not_full);
+		}
 		wq->running--;
 		if (wq->count == 0 && wq->running == 0)
 			pthread_cond_broadcast(&wq->idle);
@@ -157,18 +181,24 @@ out:
 errcode_t e3_workq_add(struct e3_workq *wq, e3_work_fn fn, void *arg)
 {
 	errcode_t err;
+	int wake = 0;
 
 	pthread_mutex_lock(&wq->lock);
-	while (wq->count == wq->max_queued && !wq->first_err)
+	while (wq->count == wq->max_queued && !wq->first_err) {
+		wq->adders_waiting++;
 		pthread_cond_wait(&wq->not_full, &wq->lock);
+		wq->adders_waiting--;
+	}
 	err = wq->first_err;
 	if (!err) {
 		wq->ring[(wq->head + wq->count) % wq->max_queued] =
 			(struct job){ .fn = fn, .arg = arg };
 		wq->count++;
-		pthread_cond_signal(&wq->not_empty);
+		wake = wq->workers_waiting > 0;
 	}
 	pthread_mutex_unlock(&wq->lock);
+	if (wake)
+		pthread_cond_signal(&wq->not_empty);
 	return err;
 }
 

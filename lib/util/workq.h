@@ -17,7 +17,8 @@ typedef errcode_t (*e3_work_fn)(void *arg, unsigned worker);
 /* nthreads workers (>= 1), at most max_queued jobs waiting (>= 1). */
 errcode_t e3_workq_create(unsigned nthreads, unsigned max_queued,
 			  struct e3_workq **ret);
-/* Queues fn(arg); blocks while the queue is full. Once a job has failed,
+/* Queues fn(arg); blocks while the queue is full (a blocked caller goes
+ * on once half of it is free). Once a job has failed,
  * queues nothing more and returns that job's error (fn is not called, and
  * arg stays the caller's). */
 errcode_t e3_workq_add(struct e3_workq *wq, e3_work_fn fn, void *arg);
