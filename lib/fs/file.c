@@ -950,11 +950,12 @@ static errcode_t close_commit(struct e3_file *f, errcode_t err)
 }
 
 /* The inode's part of commit_file, into its copy in t's block: the map,
- * the size, the blocks count. All of them are in the first 128 bytes
- * (the fields ext2fs_inode_size_set and ext2fs_iblk_set touch too), so
- * only those are copied, whatever the inode size (up to the block
- * size). Changed in a copy first, so that a refusal (a size libext2fs
- * will not set) leaves the block as it was. */
+ * the size, the blocks count. Changed in a copy first, so that a refusal
+ * (a size libext2fs will not set) leaves the block as it was. Everything
+ * changed lies in the first 128 bytes (struct ext2_inode: i_block,
+ * i_size(_high), i_blocks and its high half), so only those are copied,
+ * whatever the inode size (up to the block size: a 2048-byte inode copied
+ * whole would overrun a 1024-byte buffer on the stack). */
 static errcode_t patch_inode(struct e3_file *f, struct ext2_inode_large *at)
 {
 	ext2_filsys fs = f->img->fs;
@@ -975,105 +976,106 @@ static errcode_t patch_inode(struct e3_file *f, struct ext2_inode_large *at)
 	return err;
 }
 
+/* The end of one file's close in commit_many, as close_commit ends it,
+ * but for its end of operation: the blocks counted (its inode has them,
+ * *err == 0) or given back. */
+static void commit_blocks(struct e3_file *f, errcode_t *err)
+{
+	if (!*err) {
+		for (size_t r = 0; r < f->nruns; r++)
+			if (f->runs[r].used)
+				ext2fs_block_alloc_stats_range(f->img->fs,
+					f->runs[r].start, f->runs[r].used, +1);
+	} else {
+		e3_undo_begin(f->img);
+		release_blocks(f);
+	}
+}
+
 /* close_commit for n files of one image, under its fs_lock: each inode
  * is changed in its inode-table block in memory and each block written
  * once (itable.c), where commit_file read and wrote a whole block per
- * file through libext2fs; then the block counts, then each file's end
- * of operation. No operation ends (and so no commit can come) before
- * every inode of the batch is written. errs[i] on entry: how the file's
- * data went (E3_FILE_CLOSED: skip it); on return, as close_commit's. */
+ * file through libext2fs. When a block has been written, the closes of
+ * the files whose inodes it holds (and of those that failed since the
+ * last block) end: first every one's block counts, then every one's end
+ * of operation. An end of operation may commit, and let fs_lock go while
+ * it writes the log: each inode that is in the image by then has its
+ * blocks' bitmap bits there too (a commit between the two replayed to
+ * blocks in use that the bitmap calls free), and the next block is read
+ * only after the ends. Between two ends of operation the running
+ * transaction takes one inode-table block's closes (and the next file's
+ * map blocks), not the whole batch's: the journal's worst case
+ * (worst_txn) counts on one operation past its limit, not 64. errs[i] on
+ * entry: how the file's data went (E3_FILE_CLOSED: skip it); on return,
+ * as close_commit's. */
 static void commit_many(struct e3_image *img, struct e3_file **files,
 			size_t n, errcode_t *errs)
 {
 	ext2_filsys fs = img->fs;
-	unsigned char pend[FLUSH_MANY_MAX], done[FLUSH_MANY_MAX];
+	unsigned char queued[FLUSH_MANY_MAX], patched[FLUSH_MANY_MAX];
 	struct e3_itab t;
 	errcode_t err;
 
 	e3_itab_init(&t, fs);
-	memset(done, 0, sizeof(done));
-	memset(pend, 0, sizeof(pend));
+	memset(queued, 0, sizeof(queued));
+	memset(patched, 0, sizeof(patched));
 	for (size_t i = 0; i <= n; i++) {
 		struct e3_file *f = i < n ? files[i] : NULL;
 		blk64_t blk = 0;
 		unsigned off = 0;
 
-		if (i < n && (!f || errs[i]))
-			continue;	/* closed before, or its data failed */
-		err = 0;
-		if (f) {
+		if (i < n && (!f || errs[i] == E3_FILE_CLOSED))
+			continue;
+		if (f && !errs[i]) {
 			f->fs_held = 1;
 			err = bm_flush(&f->bm);
 			f->fs_held = 0;
 			if (!err)
 				err = e3_itab_place(fs, f->ino, &blk, &off);
-			if (err) {
+			if (err)
 				errs[i] = err;
-				continue;
-			}
 		}
-		if (!f || blk != t.blk) {	/* the block is done */
+		if (!f || (!errs[i] && blk != t.blk)) {
+			/* the block is done: written, then its files' closes
+			 * end (nothing of the batch is in t after the flush) */
 			err = e3_itab_flush(&t);
 			for (size_t k = 0; k < i; k++) {
-				if (!pend[k])
+				if (!queued[k])
 					continue;
-				pend[k] = 0;
-				if (err)
+				if (patched[k] && err)
 					errs[k] = err;
-				else
-					done[k] = 1;
+				commit_blocks(files[k], &errs[k]);
+			}
+			/* only then any end: the first may commit */
+			for (size_t k = 0; k < i; k++) {
+				if (!queued[k])
+					continue;
+				queued[k] = 0;
+				img->load->unfinished--;
+				err = e3_op_end(img);
+				if (!errs[k])
+					errs[k] = err;
 			}
 			if (!f)
 				break;
+			/* read after those ends: a commit among them let
+			 * others at the image */
 			err = e3_itab_load(&t, blk);
-			if (err) {
+			if (err)
 				errs[i] = err;
-				continue;
-			}
 		}
+		queued[i] = 1;
+		if (errs[i])
+			continue;	/* its data, map or block failed */
 		err = patch_inode(f, (struct ext2_inode_large *)(t.buf + off));
 		if (err) {
 			errs[i] = err;
 			continue;
 		}
 		t.dirty = 1;
-		pend[i] = 1;
+		patched[i] = 1;
 	}
 	e3_itab_free(&t);
-	/* every file's blocks counted (or given back) before the first end
-	 * of operation: an op_end may commit (the journal's own limit does
-	 * not wait for unfinished files), and a commit between one file's
-	 * inode and its bitmap bits would make a crash leave an inode whose
-	 * blocks are free */
-	for (size_t i = 0; i < n; i++) {
-		struct e3_file *f = files[i];
-
-		if (!f || errs[i] == E3_FILE_CLOSED)
-			continue;
-		if (done[i]) {
-			for (size_t r = 0; r < f->nruns; r++)
-				if (f->runs[r].used)
-					ext2fs_block_alloc_stats_range(fs,
-						f->runs[r].start,
-						f->runs[r].used, +1);
-		} else {
-			if (!errs[i])	/* cannot be: every file is done or
-					   has its error */
-				errs[i] = EIO;
-			e3_undo_begin(f->img);
-			release_blocks(f);
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct e3_file *f = files[i];
-
-		if (!f || errs[i] == E3_FILE_CLOSED)
-			continue;
-		f->img->load->unfinished--;
-		err = e3_op_end(f->img);
-		if (!errs[i])
-			errs[i] = err;
-	}
 }
 
 /* Without fs_lock: what was claimed and not used (or not kept) goes

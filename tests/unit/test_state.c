@@ -14,11 +14,18 @@
  *   write), the files of that write fail together and are left empty,
  *   files of another image closed in the same call keep their data, and
  *   e2fsck finds both images clean.
+ * - A crash right after any commit that comes in the middle of one
+ *   close_many (small transactions: its ends of operation commit) replays
+ *   to a clean image: no inode is committed without its blocks' bitmap
+ *   bits. And close_many on inodes of 2048 bytes (mke2fs -I 2048) keeps
+ *   every byte of them but the map, size and block count it sets.
  * The on-disk state is read with a fresh ext2fs_open each time, never
  * from the writer's memory.
  */
+#include <signal.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "unit.h"
 #include "e3img.h"
 
@@ -267,6 +274,146 @@ static void test_close_many_write_error(void)
 	unlink(other);
 }
 
+/* ---- a crash in the middle of close_many -------------------------------- */
+
+/* Files of 14 KiB: at 1 KiB blocks each needs an indirect block, written
+ * at its close. */
+#define NCRASH 40
+#define CRASH_LEN (14 * 1024)
+
+/* The child of test_close_many_crash: creates and writes NCRASH files,
+ * closes them in one e3_file_close_many, closes the image. 0 when all of
+ * that worked (and the fault never came). */
+static int crash_child(void)
+{
+	struct e3_open_opts o = { .flags = E3_OPEN_WRITE };
+	struct e3_attr fa = { .mode = LINUX_S_IFREG | 0644 };
+	static char buf[CRASH_LEN];
+	e3_file_t *files[NCRASH];
+	errcode_t errs[NCRASH];
+	e3_image_t *img;
+	char name[16];
+
+	if (e3_image_open(img_path, &o, &img))
+		return 2;
+	for (int i = 0; i < NCRASH; i++) {
+		fill(buf, sizeof(buf), i);
+		snprintf(name, sizeof(name), "c%02d", i);
+		if (e3_create(img, EXT2_ROOT_INO, name, &fa, sizeof(buf),
+			      &files[i]) ||
+		    e3_file_write(files[i], buf, sizeof(buf)))
+			return 3;
+	}
+	if (e3_file_close_many(files, NCRASH, errs))
+		return 4;
+	return e3_image_close(img) ? 5 : 0;
+}
+
+/* Transactions of 8 blocks (E3_JOURNAL_MEM=8), so the ends of operation of
+ * one close_many commit between its files; killed right after commit n
+ * for every n until a run gets to the end. close_many once ended every
+ * file's operation only after writing all inodes, one file's block
+ * counts after another's end: the commit that end made held inodes whose
+ * blocks the bitmap called free ("Block bitmap differences" after the
+ * replay). */
+static void test_close_many_crash(void)
+{
+	char base[80], cmd[512];
+	int n, killed = 0;
+
+	snprintf(base, sizeof(base), "%s-base", img_path);
+	CHECK(make_image("ext3", NULL) == 0);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", img_path, base);
+	CHECK(sh(cmd) == 0);
+	for (n = 1; n < 200; n++) {
+		char fault[40];
+		int st = 0;
+		pid_t pid;
+
+		snprintf(cmd, sizeof(cmd), "cp %s %s", base, img_path);
+		if (sh(cmd) != 0)
+			FAIL("cp");
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0)
+			FAIL("fork");
+		if (pid == 0) {
+			snprintf(fault, sizeof(fault), "stop-after-commit:%d", n);
+			setenv("E3_FAULT", fault, 1);
+			setenv("E3_JOURNAL_MEM", "8", 1);
+			_exit(crash_child());
+		}
+		if (waitpid(pid, &st, 0) != pid)
+			FAIL("waitpid");
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			break;		/* no commit n: the run finished */
+		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		if (!WIFSIGNALED(st))
+			break;
+		killed++;
+		snprintf(cmd, sizeof(cmd), "e2fsck -E journal_only -y %s "
+			 ">/dev/null 2>&1; e2fsck -fn %s >/dev/null 2>&1",
+			 img_path, img_path);
+		if (sh(cmd) != 0) {
+			fprintf(stderr, "  killed after commit %d: e2fsck -fn "
+				"finds the replayed image unclean\n", n);
+			CHECK(!"clean after the replay");
+		}
+	}
+	/* the creates commit too; the closes' commits came after them */
+	CHECK(killed >= 3);
+	CHECK(fsck_clean());		/* the run that finished */
+	unlink(img_path);
+	unlink(base);
+}
+
+/* ---- close_many on 2048-byte inodes ------------------------------------- */
+
+/* mke2fs -I 2048 (4 KiB blocks) makes inodes larger than any buffer
+ * close_many keeps on its stack: it changed them through a copy of 1024
+ * bytes, and copied the whole inode in (and back). */
+static void test_close_many_big_inodes(void)
+{
+	struct e3_open_opts o = { .flags = E3_OPEN_WRITE };
+	struct e3_attr fa = { .mode = LINUX_S_IFREG | 0644 };
+	char cmd[512], want[3000], got[3000], name[16];
+	e3_file_t *files[NF];
+	errcode_t errs[NF];
+	e3_image_t *img = NULL;
+
+	snprintf(cmd, sizeof(cmd), "rm -f %s && mke2fs -q -F -t ext3 -b 4096 "
+		 "-I 2048 -N 256 %s 16M >/dev/null 2>&1", img_path, img_path);
+	if (sh(cmd) != 0)
+		FAIL("mke2fs -I 2048");
+	CHECK_OK(e3_image_open(img_path, &o, &img));
+	if (!img)
+		return;
+	for (int i = 0; i < NF; i++) {
+		snprintf(name, sizeof(name), "b%d", i);
+		fill(want, len_of(i), i);
+		files[i] = NULL;
+		CHECK_OK(e3_create(img, EXT2_ROOT_INO, name, &fa, len_of(i),
+				   &files[i]));
+		if (files[i])
+			CHECK_OK(e3_file_write(files[i], want, len_of(i)));
+	}
+	CHECK_OK(e3_file_close_many(files, NF, errs));
+	for (int i = 0; i < NF; i++)
+		CHECK(errs[i] == 0);
+	CHECK_OK(e3_image_close(img));
+	for (int i = 0; i < NF; i++) {
+		unsigned n;
+
+		snprintf(name, sizeof(name), "b%d", i);
+		fill(want, len_of(i), i);
+		CHECK(read_back(img_path, name, got, sizeof(got), &n) ==
+		      len_of(i));
+		CHECK(n == len_of(i) && memcmp(got, want, n) == 0);
+	}
+	CHECK(fsck_clean());
+	unlink(img_path);
+}
+
 int main(void)
 {
 	snprintf(img_path, sizeof(img_path), "/tmp/statetest-%d.img",
@@ -276,5 +423,7 @@ int main(void)
 	RUN(test_force_keeps_state);
 	RUN(test_ext2_unclean_while_changing);
 	RUN(test_close_many_write_error);
+	RUN(test_close_many_crash);
+	RUN(test_close_many_big_inodes);
 	return unit_done();
 }
