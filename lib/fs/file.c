@@ -688,11 +688,19 @@ static errcode_t create_file(e3_image_t *img, ext2_ino_t parent,
 		err = file_bind(f, ino, blocks);	/* the image keeps an
 							   empty file if this
 							   fails */
-	if (!err)	/* no timed commit until its close (e3_op_end) */
+	if (!err) {	/* no timed commit until its close (e3_op_end) */
 		img->load->unfinished++;
+		/* open before the lock goes: e3_op_end may commit and let
+		 * fs_lock go meanwhile, and a remove of the name must then
+		 * find the file open (E3_FILE_BUSY), not free the inode its
+		 * close writes a map and blocks into */
+		e3_load_file_add(img, f);
+	}
 	err2 = e3_op_end(img);
-	if (!err && err2)	/* never closed: it holds nothing back */
+	if (!err && err2) {	/* never closed: it holds nothing back */
 		img->load->unfinished--;
+		e3_load_file_del(img, f);
+	}
 	e3_fs_unlock(img);
 	if (!err)
 		err = err2;
@@ -703,7 +711,6 @@ static errcode_t create_file(e3_image_t *img, ext2_ino_t parent,
 			file_free(f);
 		return err;
 	}
-	e3_load_file_add(img, f);
 	*ret = f;
 	return 0;
 }

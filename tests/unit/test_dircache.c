@@ -21,10 +21,13 @@
  *
  * The rest: names that exist are refused (in session, after reopening,
  * where the cache is built from disk), near misses accepted; remove then
- * re-add; several directories used alternately; and close_many of 100
- * files, out of order, with one NULL slot, read back through libext2fs.
+ * re-add; several directories used alternately; close_many of 100
+ * files, out of order, with one NULL slot, read back through libext2fs;
+ * and a name removed by another thread while its file is created (busy
+ * until closed, never freed under the writer).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -654,6 +657,80 @@ static void test_exists_exact(void)
 	unlink(path_a);
 }
 
+/* ---- a name removed while its file is being created ------------------- */
+
+/* e3_remove of a file still open is E3_FILE_BUSY: its close would write a
+ * map and a size into a freed inode. The file went on the open list only
+ * after e3_create let fs_lock go, and its e3_op_end can commit, letting
+ * fs_lock go in the middle: with transactions of one block
+ * (E3_JOURNAL_MEM=1) every create commits, and a thread removing the
+ * name as soon as it appears removed most files while they were written
+ * (e2fsck then found their blocks marked in use and owned by no inode). */
+static volatile int race_cur = -1, race_stop;
+static e3_image_t *race_img;
+
+static void *race_remover(void *arg)
+{
+	char name[32];
+
+	(void)arg;
+	while (!race_stop) {
+		int i = race_cur;
+
+		if (i < 0)
+			continue;
+		snprintf(name, sizeof(name), "r%03d", i);
+		(void)e3_remove(race_img, EXT2_ROOT_INO, name);
+	}
+	return NULL;
+}
+
+static void test_remove_while_created(void)
+{
+	struct e3_attr fa = attr_of(K_FILE);
+	static unsigned char data[8192];
+	pthread_t t;
+	e3_file_t *f = NULL;
+	ext2_ino_t ino;
+	char name[32];
+
+	set_paths();
+	if (make_image(path_a) || !(race_img = open_a()))
+		FAIL("image");
+	/* one thread: open, busy; closed, gone */
+	CHECK_OK(e3_create(race_img, EXT2_ROOT_INO, "busy", &fa, 0, &f));
+	CHECK(e3_remove(race_img, EXT2_ROOT_INO, "busy") == E3_FILE_BUSY);
+	CHECK_OK(e3_file_close(f));
+	CHECK_OK(e3_remove(race_img, EXT2_ROOT_INO, "busy"));
+	CHECK(e3_lookup(race_img, EXT2_ROOT_INO, "busy", &ino) == E3_NOT_FOUND);
+	CHECK_OK(e3_image_close(race_img));
+
+	setenv("E3_JOURNAL_MEM", "1", 1);
+	race_img = open_a();
+	unsetenv("E3_JOURNAL_MEM");
+	if (!race_img)
+		FAIL("reopen");
+	memset(data, 'r', sizeof(data));
+	race_stop = 0;
+	race_cur = -1;
+	if (pthread_create(&t, NULL, race_remover, NULL))
+		FAIL("pthread_create");
+	for (int i = 0; i < 150; i++) {
+		snprintf(name, sizeof(name), "r%03d", i);
+		race_cur = i;
+		if (e3_create(race_img, EXT2_ROOT_INO, name, &fa, sizeof(data),
+			      &f))
+			continue;
+		CHECK_OK(e3_file_write(f, data, sizeof(data)));
+		CHECK_OK(e3_file_close(f));
+	}
+	race_stop = 1;
+	pthread_join(t, NULL);
+	CHECK_OK(e3_image_close(race_img));
+	CHECK(fsck_clean(path_a));
+	unlink(path_a);
+}
+
 /* ---- e3_file_close_many ------------------------------------------------- */
 
 /* more than close_many sorts on its stack (64): the rest go out alone */
@@ -999,6 +1076,7 @@ int main(void)
 	RUN(test_one_dir_twin);
 	RUN(test_many_dirs_twin);
 	RUN(test_exists_exact);
+	RUN(test_remove_while_created);
 	RUN(test_close_many);
 	RUN(test_block_written_elsewhere);
 	RUN(test_unused_entry_after_first);
