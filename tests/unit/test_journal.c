@@ -29,15 +29,21 @@
 
 static char img_path[64];
 
-static int make_image(void)
+/* img_path made by mke2fs -q -t ext3 ARGS -F img_path SIZE */
+static int make_image_with(const char *args, const char *size)
 {
-	char cmd[160];
+	char cmd[320];
 
 	snprintf(img_path, sizeof(img_path), "/tmp/journal-unit-%d.img", (int)getpid());
 	snprintf(cmd, sizeof(cmd),
-		 "mke2fs -q -t ext3 -b 1024 -g 2048 -N 256 -F %s 8M >/dev/null 2>&1",
-		 img_path);
+		 "mke2fs -q -t ext3 %s -F %s %s >/dev/null 2>&1",
+		 args, img_path, size);
 	return system(cmd) == 0;
+}
+
+static int make_image(void)
+{
+	return make_image_with("-b 1024 -g 2048 -N 256", "8M");
 }
 
 /* ---- format ------------------------------------------------------------ */
@@ -1089,13 +1095,8 @@ static void test_writer_memory_bounded(void)
 	blk64_t *blks = calloc(n, sizeof(*blks));
 	unsigned char *p = malloc(bs);
 	size_t got = 0, peak = 0;
-	char cmd[200];
 
-	snprintf(img_path, sizeof(img_path), "/tmp/journal-unit-%d.img", (int)getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "mke2fs -q -t ext3 -b 4096 -J size=128 -N 1024 -F %s 512M >/dev/null 2>&1",
-		 img_path);
-	if (system(cmd) != 0)
+	if (!make_image_with("-b 4096 -J size=128 -N 1024", "512M"))
 		FAIL("mke2fs failed");
 	CHECK_OK(e3_image_open(img_path, &opts, &img));
 	if (!img)
@@ -1165,14 +1166,9 @@ static void test_txn_max_falls_back(void)
 	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
 	struct e3_image *img = NULL;
 	struct e3_journal *j;
-	char cmd[256];
 
-	snprintf(img_path, sizeof(img_path), "/tmp/journal-unit-%d.img", (int)getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "mke2fs -q -t ext3 -b 4096 -g 256 -N 20000 -J size=20 "
-		 "-E resize=2000000 -F %s 1950M >/dev/null 2>&1",
-		 img_path);
-	if (system(cmd) != 0)
+	if (!make_image_with("-b 4096 -g 256 -N 20000 -J size=20 "
+			     "-E resize=2000000", "1950M"))
 		FAIL("mke2fs failed");
 	CHECK_OK(e3_image_open(img_path, &opts, &img));
 	if (!img)
