@@ -1166,6 +1166,7 @@ static void test_txn_max_falls_back(void)
 	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
 	struct e3_image *img = NULL;
 	struct e3_journal *j;
+	char cmd[160];
 
 	if (!make_image_with("-b 4096 -g 256 -N 20000 -J size=20 "
 			     "-E resize=2000000", "1950M"))
