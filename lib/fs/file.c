@@ -843,6 +843,43 @@ out:
 	return err;
 }
 
+/* The inode's part of a close, into its copy (commit_file's, or in
+ * commit_many the one in t's block): the map, the size, the blocks count. Changed in a copy first, so that a refusal
+ * (a size libext2fs will not set) leaves the block as it was. Everything
+ * changed lies in the first 128 bytes (struct ext2_inode: i_block,
+ * i_size(_high), i_blocks and its high half), so only those are copied,
+ * whatever the inode size (up to the block size: a 2048-byte inode copied
+ * whole would overrun a 1024-byte buffer on the stack). */
+static errcode_t patch_inode(struct e3_file *f, struct ext2_inode_large *at)
+{
+	ext2_filsys fs = f->img->fs;
+	struct ext2_inode here;
+	blk64_t nblocks = f->bm.nblocks;
+	errcode_t err;
+
+	memcpy(&here, at, sizeof(here));
+	memcpy(here.i_block, f->bm.iblock, sizeof(here.i_block));
+	err = ext2fs_inode_size_set(fs, &here, f->size);
+	if (err)
+		return err;
+	if (ext2fs_file_acl_block(fs, &here))
+		nblocks++;
+	err = ext2fs_iblk_set(fs, &here, nblocks);
+	if (!err)
+		memcpy(at, &here, sizeof(here));
+	return err;
+}
+
+/* The blocks the inode now maps count as used in libext2fs' bitmaps. */
+static void count_blocks(struct e3_file *f)
+{
+	for (size_t i = 0; i < f->nruns; i++)
+		if (f->runs[i].used)
+			ext2fs_block_alloc_stats_range(f->img->fs,
+						       f->runs[i].start,
+						       f->runs[i].used, +1);
+}
+
 /* Under fs_lock: the blocks count in libext2fs, the inode gets its map. */
 static errcode_t commit_file(struct e3_file *f)
 {
@@ -856,7 +893,6 @@ static errcode_t commit_file(struct e3_file *f)
 		char bytes[1024];
 	} here;
 	struct ext2_inode_large *inode = &here.inode;
-	blk64_t nblocks = f->bm.nblocks;
 	errcode_t err;
 
 	if (EXT2_INODE_SIZE(fs->super) > sizeof(here) &&
@@ -869,25 +905,13 @@ static errcode_t commit_file(struct e3_file *f)
 		goto out;
 	err = ext2fs_read_inode_full(fs, f->ino, EXT2_INODE(inode),
 				     EXT2_INODE_SIZE(fs->super));
-	if (err)
-		goto out;
-	memcpy(inode->i_block, f->bm.iblock, sizeof(inode->i_block));
-	err = ext2fs_inode_size_set(fs, EXT2_INODE(inode), f->size);
-	if (err)
-		goto out;
-	if (ext2fs_file_acl_block(fs, EXT2_INODE(inode)))
-		nblocks++;
-	err = ext2fs_iblk_set(fs, EXT2_INODE(inode), nblocks);
-	if (err)
-		goto out;
-	err = ext2fs_write_inode_full(fs, f->ino, EXT2_INODE(inode),
-				      EXT2_INODE_SIZE(fs->super));
-	if (err)
-		goto out;
-	for (size_t i = 0; i < f->nruns; i++)
-		if (f->runs[i].used)
-			ext2fs_block_alloc_stats_range(fs, f->runs[i].start,
-						       f->runs[i].used, +1);
+	if (!err)
+		err = patch_inode(f, inode);
+	if (!err)
+		err = ext2fs_write_inode_full(fs, f->ino, EXT2_INODE(inode),
+					      EXT2_INODE_SIZE(fs->super));
+	if (!err)
+		count_blocks(f);
 out:
 	if (inode != &here.inode)
 		free(inode);
@@ -956,43 +980,13 @@ static errcode_t close_commit(struct e3_file *f, errcode_t err)
 	return err ? err : err2;
 }
 
-/* The inode's part of commit_file, into its copy in t's block: the map,
- * the size, the blocks count. Changed in a copy first, so that a refusal
- * (a size libext2fs will not set) leaves the block as it was. Everything
- * changed lies in the first 128 bytes (struct ext2_inode: i_block,
- * i_size(_high), i_blocks and its high half), so only those are copied,
- * whatever the inode size (up to the block size: a 2048-byte inode copied
- * whole would overrun a 1024-byte buffer on the stack). */
-static errcode_t patch_inode(struct e3_file *f, struct ext2_inode_large *at)
-{
-	ext2_filsys fs = f->img->fs;
-	struct ext2_inode here;
-	blk64_t nblocks = f->bm.nblocks;
-	errcode_t err;
-
-	memcpy(&here, at, sizeof(here));
-	memcpy(here.i_block, f->bm.iblock, sizeof(here.i_block));
-	err = ext2fs_inode_size_set(fs, &here, f->size);
-	if (err)
-		return err;
-	if (ext2fs_file_acl_block(fs, &here))
-		nblocks++;
-	err = ext2fs_iblk_set(fs, &here, nblocks);
-	if (!err)
-		memcpy(at, &here, sizeof(here));
-	return err;
-}
-
 /* The end of one file's close in commit_many, as close_commit ends it,
  * but for its end of operation: the blocks counted (its inode has them,
  * *err == 0) or given back. */
 static void commit_blocks(struct e3_file *f, errcode_t *err)
 {
 	if (!*err) {
-		for (size_t r = 0; r < f->nruns; r++)
-			if (f->runs[r].used)
-				ext2fs_block_alloc_stats_range(f->img->fs,
-					f->runs[r].start, f->runs[r].used, +1);
+		count_blocks(f);
 	} else {
 		e3_undo_begin(f->img);
 		release_blocks(f);
