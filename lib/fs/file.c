@@ -217,23 +217,42 @@ static errcode_t pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
 	return 0;
 }
 
-/* File data into the image, one writer at a time (data_lock, image.h):
- * the kernel lets one write into a file at a time anyway (the inode's
- * i_rwsem, held across tmpfs' page allocation and the copy), and a second
- * writer waits on it spinning, so at -j2 on tmpfs a tenth of the samples
- * of big files were rwsem_spin_on_owner (bench/results/copyin-profile.md).
- * Waiting here sleeps instead and leaves the core to the scanner or to a
- * worker reading its source. A block device's writes run in parallel in
- * the kernel: they are left so (data_serial). */
+/* File data into the image. The kernel lets one write into a file at a
+ * time (the inode's i_rwsem, held across tmpfs' page allocation and the
+ * copy), and a writer that finds it taken spins while the holder runs.
+ * For a short write that spin is the cheapest wait there is; behind a
+ * long one it burns the core the scanner or a worker reading its source
+ * needs: at -j2 on tmpfs a tenth of the samples of big files were
+ * rwsem_spin_on_owner (bench/results/copyin-profile.md). So long writes
+ * go one at a time under data_lock, whose waiters sleep, and a short
+ * write takes data_lock only while a long one is in flight (data_long);
+ * otherwise it goes straight to the kernel: many clients writing a few
+ * KiB each (bench/mixload) would else pay two context switches a write
+ * for a sleep where the kernel spins a microsecond. A block device's
+ * writes run in parallel in the kernel: they are left so (data_serial). */
+#define DATA_LONG_BYTES (256u << 10)
+
 static errcode_t data_pwritev(struct e3_image *img, struct iovec *iov, int cnt,
 			      uint64_t off)
 {
+	size_t bytes = 0;
 	errcode_t err;
+	int is_long;
 
 	if (!img->data_serial)
 		return pwritev_all(img->fd, iov, cnt, off);
+	for (int i = 0; i < cnt; i++)
+		bytes += iov[i].iov_len;
+	is_long = bytes >= DATA_LONG_BYTES;
+	if (!is_long && !atomic_load_explicit(&img->data_long,
+					      memory_order_relaxed))
+		return pwritev_all(img->fd, iov, cnt, off);
 	pthread_mutex_lock(&img->data_lock);
+	if (is_long)
+		atomic_store_explicit(&img->data_long, 1, memory_order_relaxed);
 	err = pwritev_all(img->fd, iov, cnt, off);
+	if (is_long)
+		atomic_store_explicit(&img->data_long, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&img->data_lock);
 	return err;
 }

@@ -17,9 +17,10 @@
  *
  *   defer_lock   (struct e3_alloc)  blocks freed in the running transaction
  *                                   (a leaf, taken under any of the above).
- *   data_lock    (struct e3_image)  one pwritev of file data into img->fd
- *                                   at a time (a leaf, taken under any of
- *                                   the above or none).
+ *   data_lock    (struct e3_image)  one long pwritev of file data into
+ *                                   img->fd at a time, short ones behind
+ *                                   it (a leaf, taken under any of the
+ *                                   above or none).
  *
  *   Order: file->lock  ->  fs_lock  ->  rsv_lock  (-> defer_lock).
  *   Never take fs_lock while holding rsv_lock. Loaded files' data is
@@ -44,6 +45,7 @@
 #ifndef E3_IMAGE_H
 #define E3_IMAGE_H
 
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stddef.h>
 #include "e3img.h"
@@ -80,12 +82,17 @@ struct e3_image {
 	 * refuse until it is checked. */
 	int was_valid;			/* fixed at open: VALID_FS then */
 	int unclean_on_disk;		/* [fs_lock] (read unlocked: set once) */
-	/* held across each pwritev of file data (file.c, data_pwritev) and
-	 * nothing else: the kernel serialises writes into one file, and a
-	 * waiter here sleeps where the kernel's would spin. A leaf: nothing
-	 * is taken under it. Only where data_serial (fixed at open: a
-	 * regular file; a block device takes parallel writes). */
+	/* held across each long pwritev of file data (file.c,
+	 * data_pwritev), and across a short one while a long one is in
+	 * flight, and nothing else: the kernel serialises writes into one
+	 * file, and a waiter here sleeps where the kernel's would spin. A
+	 * leaf: nothing is taken under it. Only where data_serial (fixed at
+	 * open: a regular file; a block device takes parallel writes).
+	 * data_long: set by the holder while its write is a long one; read
+	 * without the lock (a short writer that misses it only spins in the
+	 * kernel, as it would without data_lock). */
 	pthread_mutex_t data_lock;
+	atomic_int data_long;
 	int data_serial;
 };
 
