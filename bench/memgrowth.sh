@@ -7,8 +7,12 @@
 # Prints a Markdown table: median peak RSS of N runs (default 3) per
 # count, the growth per file from the previous count, and e3cp's and
 # mke2fs' median wall and CPU (user + sys) time with e3cp's per file, so a
-# line shows whether the time stays linear in the file count. Source trees
-# and images live on /dev/shm (removed at the end).
+# line shows whether the time stays linear in the file count; e3cp's CPU
+# split into user and system time per file, and beside it the copy floor's
+# CPU per file (bench/copyfloor -j2: the same walk, open, read and write,
+# no metadata), so that growth in the kernel's part (a bigger tree in the
+# dentry and page caches) is told from growth in ours. Source trees and
+# images live on /dev/shm (removed at the end).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$top/misc:/sbin:/usr/sbin:$PATH"
@@ -48,23 +52,31 @@ EOF
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# measure CMD...: "rss_kib wall_s cpu_s", each the median of $runs runs
+# measure CMD...: "rss_kib wall_s cpu_s user_s sys_s", each the median
+# of $runs runs
 measure() {
-	local r rss=() wall=() cpu=()
+	local r rss=() wall=() cpu=() usr=() sys=()
 	for r in $(seq 1 "$runs"); do
 		rm -f "$base/img"
 		"$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
 		read -r k e u s < <(tail -1 "$base/rss")
 		rss+=("$k") wall+=("$e") cpu+=("$(echo "$u + $s" | bc -l)")
+		usr+=("$u") sys+=("$s")
 	done
 	echo "$(printf '%s\n' "${rss[@]}" | median)" \
 		"$(printf '%s\n' "${wall[@]}" | median)" \
-		"$(printf '%s\n' "${cpu[@]}" | median)"
+		"$(printf '%s\n' "${cpu[@]}" | median)" \
+		"$(printf '%s\n' "${usr[@]}" | median)" \
+		"$(printf '%s\n' "${sys[@]}" | median)"
 }
 
 e3() {	# SRC
 	e3mkfs -q -F -b 4096 -N $inodes "$base/img" ${mib}M &&
 	/usr/bin/time -f "%M %e %U %S" -o "$base/rss" e3cp --quiet -j2 "$1" "$base/img"
+}
+floor() {	# SRC
+	/usr/bin/time -f "%M %e %U %S" -o "$base/rss" \
+		"$top/bench/copyfloor" -j2 "$1" "$base/img"
 }
 mk() {	# SRC
 	/usr/bin/time -f "%M %e %U %S" -o "$base/rss" \
@@ -73,20 +85,24 @@ mk() {	# SRC
 
 echo "# bench/memgrowth.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null), ${mib} MiB image, $inodes inodes, median of $runs"
 echo
-echo "| files | e3cp -j2 peak RSS MiB | e3cp growth, bytes/file | e3cp wall s (µs/file) | e3cp CPU s (µs/file) | mke2fs -d peak RSS MiB | mke2fs -d wall s (µs/file) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| files | e3cp -j2 peak RSS MiB | e3cp growth, bytes/file | e3cp wall s (µs/file) | e3cp CPU s (µs/file) | e3cp user / sys µs/file | copy floor CPU s (µs/file) | mke2fs -d peak RSS MiB | mke2fs -d wall s (µs/file) |"
+echo "|---|---|---|---|---|---|---|---|---|"
 prev_n="" prev_k=""
 for n in $counts; do
 	src=$base/t$n
 	make_tree "$src" "$n"
-	read -r k ew ec < <(measure e3 "$src")
-	read -r m mw mc < <(measure mk "$src")
+	read -r k ew ec eu es < <(measure e3 "$src")
+	read -r _ _ fc _ _ < <(measure floor "$src")
+	read -r m mw mc _ _ < <(measure mk "$src")
 	grow=""
 	[ -n "$prev_n" ] && grow=$(( (k - prev_k) * 1024 / (n - prev_n) ))
-	printf '| %s | %.1f | %s | %.2f (%.1f) | %.2f (%.1f) | %.1f | %.2f (%.1f) |\n' \
+	printf '| %s | %.1f | %s | %.2f (%.1f) | %.2f (%.1f) | %.1f / %.1f | %.2f (%.1f) | %.1f | %.2f (%.1f) |\n' \
 		"$n" "$(echo "$k / 1024" | bc -l)" "$grow" \
 		"$ew" "$(echo "$ew * 1000000 / $n" | bc -l)" \
 		"$ec" "$(echo "$ec * 1000000 / $n" | bc -l)" \
+		"$(echo "$eu * 1000000 / $n" | bc -l)" \
+		"$(echo "$es * 1000000 / $n" | bc -l)" \
+		"$fc" "$(echo "$fc * 1000000 / $n" | bc -l)" \
 		"$(echo "$m / 1024" | bc -l)" \
 		"$mw" "$(echo "$mw * 1000000 / $n" | bc -l)"
 	prev_n=$n prev_k=$k
