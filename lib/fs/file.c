@@ -228,9 +228,12 @@ static errcode_t pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
  * write takes data_lock only while a long one is in flight (data_long);
  * otherwise it goes straight to the kernel: many clients writing a few
  * KiB each (bench/mixload) would else pay two context switches a write
- * for a sleep where the kernel spins a microsecond. A block device's
- * writes run in parallel in the kernel: they are left so (data_serial). */
-#define DATA_LONG_BYTES (256u << 10)
+ * for a sleep where the kernel spins a few microseconds. "Long" is where
+ * the copy takes about as long as those two switches: 64 KiB, 16 pages
+ * of tmpfs. e3cp's batched small files (~125 KiB a pwritev on `small`)
+ * and its 1 MiB pieces of big files stay long. A block device's writes
+ * run in parallel in the kernel: they are left so (data_serial). */
+#define DATA_LONG_BYTES (64u << 10)
 
 static errcode_t data_pwritev(struct e3_image *img, struct iovec *iov, int cnt,
 			      uint64_t off)

@@ -257,12 +257,10 @@ static void retire_txn(struct e3_journal *j)
 		jset_remove(&j->cm_revoked, b);
 	}
 	RB_FOREACH_SAFE(b, jbuf_tree, &j->cm_run.tree, next) {
-		RB_REMOVE(jbuf_tree, &j->cm_run.tree, b);
-		j->cm_run.n--;
+		jset_detach(&j->cm_run, b);
 		old = jset_get(&j->ckpt, b->blk, j->bs, 0, &created);
 		if (!old) {		/* keep b itself then */
-			RB_INSERT(jbuf_tree, &j->ckpt.tree, b);
-			j->ckpt.n++;
+			jset_attach(&j->ckpt, b);
 			continue;
 		}
 		free(old->data);

@@ -56,9 +56,18 @@ RB_PROTOTYPE(jbuf_tree, jbuf, rb, jbuf_cmp)
  * every overflow (KiB * 1024 / block size, then capped at UINT32_MAX) */
 #define JNL_MEM_MAX_KIB ((uint64_t)4 << 20)
 
+/* A set of blocks: the tree keeps them in block order (the commit writes
+ * them so), and an open-addressed table beside it answers "is blk in
+ * here?", which every read through the channel asks of three sets
+ * (journal_io.c: newest) — a tree walk of cache misses on a transaction
+ * of thousands of blocks. slot == NULL: no table (none needed yet, or
+ * one could not grow: lookups then walk the tree). */
 struct jset {
 	struct jbuf_tree tree;
 	size_t n;
+	struct jbuf **slot;	/* mask + 1 entries, linear probing */
+	size_t mask;
+	int no_table;		/* a table failed to grow: tree only */
 };
 
 enum e3_jstate {
@@ -130,6 +139,9 @@ struct jbuf *jset_find(struct jset *s, blk64_t blk);
 struct jbuf *jset_get(struct jset *s, blk64_t blk, unsigned bs, int with_data,
 		      int *created);
 void jset_remove(struct jset *s, struct jbuf *b);
+/* b joins s / leaves s, kept (not freed): for moving a block between sets */
+void jset_attach(struct jset *s, struct jbuf *b);
+void jset_detach(struct jset *s, struct jbuf *b);
 void jset_clear(struct jset *s);
 errcode_t jio_wrap(struct e3_journal *j);
 void jio_unwrap(struct e3_journal *j);

@@ -35,14 +35,111 @@ void jset_init(struct jset *s)
 {
 	RB_INIT(&s->tree);
 	s->n = 0;
+	s->slot = NULL;
+	s->mask = 0;
+	s->no_table = 0;
+}
+
+static size_t jset_home(const struct jset *s, blk64_t blk)
+{
+	uint64_t h = (uint64_t)blk * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h ^ (h >> 29)) & s->mask;
+}
+
+static void table_put(struct jset *s, struct jbuf *b)
+{
+	size_t i = jset_home(s, b->blk);
+
+	while (s->slot[i])
+		i = (i + 1) & s->mask;
+	s->slot[i] = b;
+}
+
+/* Room for one more at a load of at most a half; on ENOMEM the set goes
+ * on without a table (lookups walk the tree), so nothing fails here. */
+static void table_grow(struct jset *s)
+{
+	size_t cap = s->mask + 1, ncap;
+	struct jbuf **old = s->slot, **nt, *b;
+
+	if (s->no_table || (s->slot && (s->n + 1) * 2 <= cap))
+		return;
+	ncap = s->slot ? cap * 2 : 64;
+	while ((s->n + 1) * 2 > ncap)
+		ncap *= 2;
+	nt = calloc(ncap, sizeof(*nt));
+	if (!nt) {
+		free(old);
+		s->slot = NULL;
+		s->mask = 0;
+		s->no_table = 1;
+		return;
+	}
+	s->slot = nt;
+	s->mask = ncap - 1;
+	free(old);
+	RB_FOREACH(b, jbuf_tree, &s->tree)
+		table_put(s, b);
+}
+
+/* Linear probing's deletion: the entries after the hole that may not
+ * stay behind it (their home is not in (hole, here]) move into it. */
+static void table_del(struct jset *s, struct jbuf *b)
+{
+	size_t i = jset_home(s, b->blk), j, k;
+
+	while (s->slot[i] != b)
+		i = (i + 1) & s->mask;
+	for (j = i;;) {
+		j = (j + 1) & s->mask;
+		if (!s->slot[j])
+			break;
+		k = jset_home(s, s->slot[j]->blk);
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		s->slot[i] = s->slot[j];
+		i = j;
+	}
+	s->slot[i] = NULL;
 }
 
 struct jbuf *jset_find(struct jset *s, blk64_t blk)
 {
 	struct jbuf key;
 
+	if (s->slot) {
+		size_t i = jset_home(s, blk);
+		struct jbuf *b;
+
+		while ((b = s->slot[i])) {
+			if (b->blk == blk)
+				return b;
+			i = (i + 1) & s->mask;
+		}
+		return NULL;
+	}
+	if (!s->n)
+		return NULL;
 	key.blk = blk;
 	return RB_FIND(jbuf_tree, &s->tree, &key);
+}
+
+void jset_attach(struct jset *s, struct jbuf *b)
+{
+	table_grow(s);
+	RB_INSERT(jbuf_tree, &s->tree, b);
+	s->n++;
+	if (s->slot)
+		table_put(s, b);
+}
+
+void jset_detach(struct jset *s, struct jbuf *b)
+{
+	if (s->slot)
+		table_del(s, b);
+	RB_REMOVE(jbuf_tree, &s->tree, b);
+	s->n--;
 }
 
 struct jbuf *jset_get(struct jset *s, blk64_t blk, unsigned bs, int with_data,
@@ -61,16 +158,14 @@ struct jbuf *jset_get(struct jset *s, blk64_t blk, unsigned bs, int with_data,
 		return NULL;
 	}
 	b->blk = blk;
-	RB_INSERT(jbuf_tree, &s->tree, b);
-	s->n++;
+	jset_attach(s, b);
 	*created = 1;
 	return b;
 }
 
 void jset_remove(struct jset *s, struct jbuf *b)
 {
-	RB_REMOVE(jbuf_tree, &s->tree, b);
-	s->n--;
+	jset_detach(s, b);
 	free(b->data);
 	free(b);
 }
@@ -79,8 +174,13 @@ void jset_clear(struct jset *s)
 {
 	struct jbuf *b, *next;
 
-	RB_FOREACH_SAFE(b, jbuf_tree, &s->tree, next)
-		jset_remove(s, b);
+	RB_FOREACH_SAFE(b, jbuf_tree, &s->tree, next) {
+		RB_REMOVE(jbuf_tree, &s->tree, b);
+		free(b->data);
+		free(b);
+	}
+	free(s->slot);
+	jset_init(s);
 }
 
 static struct e3_journal *jof(io_channel ch)

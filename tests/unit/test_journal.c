@@ -1378,6 +1378,98 @@ static void test_remove_keeps_the_hold(void)
 	unlink(img_path);
 }
 
+/* The block sets' table beside the tree (journal_int.h, struct jset):
+ * after every step of a seeded run of inserts, moves between two sets
+ * and removals of random 40-bit blocks (so that the table's probe runs
+ * are long and its deletions must move entries back), past several table
+ * doublings, each set finds exactly the blocks a plain array says it
+ * holds, misses the others, and its tree stays in block order with the
+ * right count. */
+static void test_jset_table(void)
+{
+	enum { KEYS = 3000 };
+	static signed char where[KEYS];	/* 0: neither, 1: a, 2: b */
+	static blk64_t key[KEYS];
+	struct jset a, b;
+	uint64_t x = 88172645463325252ull;
+	int bad = 0;
+
+	jset_init(&a);
+	jset_init(&b);
+	memset(where, 0, sizeof(where));
+	for (unsigned i = 0; i < KEYS; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		key[i] = ((x >> 8) & ((1ull << 40) - 1)) * KEYS + i;
+	}
+	for (int step = 0; step < 40000 && !bad; step++) {
+		struct jset *s[3] = { NULL, &a, &b };
+		unsigned k;
+		struct jbuf *e;
+		int created;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		k = (unsigned)(x % KEYS);
+		switch (x >> 61) {
+		case 0: case 1: case 2:	/* insert into a */
+			if (where[k] == 2)
+				break;
+			e = jset_get(&a, key[k], 16, 1, &created);
+			bad |= !e || created != (where[k] == 0);
+			where[k] = 1;
+			break;
+		case 3: case 4:		/* move a -> b, as retire_txn */
+			if (where[k] != 1)
+				break;
+			e = jset_find(&a, key[k]);
+			bad |= !e;
+			if (e) {
+				jset_detach(&a, e);
+				jset_attach(&b, e);
+				where[k] = 2;
+			}
+			break;
+		default:		/* remove from where it is */
+			if (!where[k])
+				break;
+			e = jset_find(s[where[k]], key[k]);
+			bad |= !e;
+			if (e)
+				jset_remove(s[where[k]], e);
+			where[k] = 0;
+			break;
+		}
+		if (step % 97 == 0 || step == 39999) {
+			size_t na = 0, nb = 0;
+			blk64_t prev = 0;
+			struct jbuf *t;
+			int first = 1;
+
+			for (unsigned i = 0; i < KEYS; i++) {
+				struct jbuf *fa = jset_find(&a, key[i]);
+				struct jbuf *fb = jset_find(&b, key[i]);
+
+				bad |= (fa != NULL) != (where[i] == 1);
+				bad |= (fb != NULL) != (where[i] == 2);
+				bad |= fa && fa->blk != key[i];
+				na += where[i] == 1;
+				nb += where[i] == 2;
+			}
+			bad |= a.n != na || b.n != nb;
+			RB_FOREACH(t, jbuf_tree, &a.tree) {
+				bad |= !first && t->blk <= prev;
+				prev = t->blk;
+				first = 0;
+			}
+		}
+	}
+	CHECK(!bad);
+	CHECK(a.slot != NULL && a.mask + 1 >= 2 * a.n);
+	jset_clear(&a);
+	jset_clear(&b);
+	CHECK(a.n == 0 && a.slot == NULL && RB_EMPTY(&a.tree));
+	CHECK(jset_find(&a, key[0]) == NULL);
+}
+
 int main(void)
 {
 	e3_init_errors();
@@ -1405,5 +1497,6 @@ int main(void)
 	RUN(test_writer_revoke_after_write_home);
 	RUN(test_writer_removed_ind_reused_by_data);
 	RUN(test_remove_keeps_the_hold);
+	RUN(test_jset_table);
 	return unit_done();
 }
