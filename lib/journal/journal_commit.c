@@ -267,6 +267,10 @@ static void retire_txn(struct e3_journal *j)
 		old->data = b->data;
 		free(b);
 	}
+	/* empty now, but each may still hold its table: the next commit
+	 * takes the running sets over these by assignment */
+	jset_clear(&j->cm_revoked);
+	jset_clear(&j->cm_run);
 }
 
 static errcode_t write_home(struct e3_journal *j);

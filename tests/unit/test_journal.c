@@ -1470,6 +1470,45 @@ static void test_jset_table(void)
 	CHECK(jset_find(&a, key[0]) == NULL);
 }
 
+/* Each commit moves the committing sets' blocks on (retire_txn) and the
+ * next commit takes the running sets over them by assignment, so a
+ * committed transaction's sets must be left holding nothing, their
+ * tables included: a table left behind is lost at the next commit, one
+ * per commit without bound (e3cp makes thousands). */
+static void test_commit_leaves_no_table(void)
+{
+	struct e3_open_opts opts = { .flags = E3_OPEN_WRITE };
+	struct e3_image *img;
+	struct e3_journal *j;
+	unsigned char *p;
+	int bad = 0;
+
+	if (!make_image())
+		FAIL("mke2fs failed");
+	CHECK_OK(e3_image_open(img_path, &opts, &img));
+	if (!img)
+		return;
+	j = img->journal;
+	p = pattern(1024, 5);
+	e3_fs_lock(img);
+	for (int i = 0; i < 8 && !bad; i++) {
+		/* a block written, and the one before it (logged by the
+		 * previous commit) revoked: both sets of the commit fill */
+		bad |= io_channel_write_blk64(img->fs->io, HOME + 40 + i, 1,
+					      p) != 0;
+		if (i)
+			e3_journal_revoke(j, HOME + 40 + i - 1);
+		bad |= e3_journal_commit(j, 0) != 0;
+		bad |= j->cm_run.n != 0 || j->cm_revoked.n != 0;
+		bad |= j->cm_run.slot != NULL || j->cm_revoked.slot != NULL;
+	}
+	e3_fs_unlock(img);
+	CHECK(!bad);
+	CHECK_OK(e3_image_close(img));
+	free(p);
+	unlink(img_path);
+}
+
 int main(void)
 {
 	e3_init_errors();
@@ -1498,5 +1537,6 @@ int main(void)
 	RUN(test_writer_removed_ind_reused_by_data);
 	RUN(test_remove_keeps_the_hold);
 	RUN(test_jset_table);
+	RUN(test_commit_leaves_no_table);
 	return unit_done();
 }
