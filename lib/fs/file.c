@@ -573,7 +573,9 @@ static errcode_t file_new(struct e3_image *img, uint64_t size_hint,
 	return 0;
 }
 
-/* Under fs_lock, right after the inode is made: the file's reservation.
+/* Under fs_lock, right after the inode is made: the file's reservation
+ * (its blocks claimed at once when one free run holds them: the run
+ * becomes run1).
  * A hinted file books its whole window now, in create order, so its
  * layout does not depend on which thread writes first (alloc.h,
  * DETERMINISM); a full image only means the file goes windowless.
@@ -583,6 +585,7 @@ static errcode_t file_bind(struct e3_file *f, ext2_ino_t ino, uint64_t total)
 {
 	struct e3_alloc *a = f->img->alloc;
 	uint64_t hint_total = total;
+	blk64_t start = 0, got = 0;
 	errcode_t err;
 
 	f->ino = ino;
@@ -591,7 +594,14 @@ static errcode_t file_bind(struct e3_file *f, ext2_ino_t ino, uint64_t total)
 	/* ext3 colours a writer's first goal by its process id; ours comes
 	 * from the file, for the same reason */
 	e3_rsv_init(a, &f->rsv, ino, hint_total, ino % 16);
-	err = e3_rsv_book(a, &f->rsv, e3_rsv_goal(a, &f->rsv));
+	err = e3_rsv_book_claim(a, &f->rsv, e3_rsv_goal(a, &f->rsv),
+				&start, &got);
+	if (!err && got) {	/* take_block uses it first */
+		f->run1.start = start;
+		f->run1.len = got;
+		f->run1.used = 0;
+		f->nruns = 1;
+	}
 	return err == E3_IMAGE_FULL ? 0 : err;
 }
 
