@@ -34,6 +34,11 @@
 #include "util/grow.h"
 #include "itable.h"
 
+/* Zeros for the tail of a file's last block past its end: written from
+ * here by the kernel's copy, so the user-space memset of half a block per
+ * small file goes. Never written to. */
+static const char zero_block[EXT2_MAX_BLOCK_SIZE];
+
 /* ---- indirect block I/O (blockmap callbacks) ------------------------- */
 
 static errcode_t ind_read(void *ctx, blk64_t blk, void *buf)
@@ -259,10 +264,11 @@ static errcode_t pread_all(int fd, char *p, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Writes n blocks from p at pblk; a failure is kept in werr (close must
- * not give the blocks to the inode). */
+/* Writes n blocks from p at pblk, the last zero bytes of them from
+ * zero_block instead; a failure is kept in werr (close must not give the
+ * blocks to the inode). */
 static errcode_t write_out(struct e3_file *f, const char *p, size_t n,
-			   blk64_t pblk)
+			   size_t zero, blk64_t pblk)
 {
 	errcode_t err;
 
@@ -270,10 +276,13 @@ static errcode_t write_out(struct e3_file *f, const char *p, size_t n,
 	 * journal pointer is fixed while files are open */
 	err = e3_journal_fault_write(f->img->journal);
 	if (!err) {
-		struct iovec iov = { .iov_base = (void *)p,
-				     .iov_len = n * f->bm.bs };
+		struct iovec iov[2] = {
+			{ .iov_base = (void *)p, .iov_len = n * f->bm.bs - zero },
+			{ .iov_base = (void *)zero_block, .iov_len = zero },
+		};
 
-		err = data_pwritev(f->img, &iov, 1, (uint64_t)pblk * f->bm.bs);
+		err = data_pwritev(f->img, iov, zero ? 2 : 1,
+				   (uint64_t)pblk * f->bm.bs);
 	}
 	if (!err)
 		e3_image_wrote(f->img, (uint64_t)n * f->bm.bs);
@@ -288,14 +297,27 @@ static errcode_t buf_flush(struct e3_file *f)
 
 	if (!f->buf_n)
 		return 0;
-	err = write_out(f, f->buf, f->buf_n, f->buf_pblk);
+	err = write_out(f, f->buf, f->buf_n, f->buf_zero, f->buf_pblk);
 	f->buf_n = 0;
+	f->buf_zero = 0;
 	return err;
 }
 
-/* Closing files whose buffers meet on disk: one pwritev for the lot. */
+/* The buffer's pending zeros into it: before its last block is written
+ * to or another block follows it. */
+static void buf_zero_fill(struct e3_file *f)
+{
+	if (f->buf_zero) {
+		memset(f->buf + f->buf_n * f->bm.bs - f->buf_zero, 0,
+		       f->buf_zero);
+		f->buf_zero = 0;
+	}
+}
+
+/* Closing files whose buffers meet on disk: one pwritev for the lot
+ * (two iovecs a file: its buffer, its tail's zeros). */
 #define FLUSH_MANY_MAX 64
-_Static_assert(FLUSH_MANY_MAX <= IOV_MAX, "one run must fit one pwritev");
+_Static_assert(2 * FLUSH_MANY_MAX <= IOV_MAX, "one run must fit one pwritev");
 
 /* By image, then disk address: one image's runs must not be split by
  * another's files at nearby addresses. */
@@ -313,24 +335,32 @@ static int by_buf_pblk(const void *a, const void *b)
 static void flush_run(struct e3_file **list, size_t n)
 {
 	struct e3_image *img = list[0]->img;
-	struct iovec iov[FLUSH_MANY_MAX];
+	struct iovec iov[2 * FLUSH_MANY_MAX];
 	unsigned bs = list[0]->bm.bs;
 	uint64_t bytes = 0;
+	int cnt = 0;
 	errcode_t err;
 
 	for (size_t i = 0; i < n; i++) {
-		iov[i].iov_base = list[i]->buf;
-		iov[i].iov_len = list[i]->buf_n * bs;
-		bytes += iov[i].iov_len;
+		size_t len = list[i]->buf_n * bs, zero = list[i]->buf_zero;
+
+		iov[cnt].iov_base = list[i]->buf;
+		iov[cnt++].iov_len = len - zero;
+		if (zero) {
+			iov[cnt].iov_base = (void *)zero_block;
+			iov[cnt++].iov_len = zero;
+		}
+		bytes += len;
 	}
 	err = e3_journal_fault_write(img->journal);
 	if (!err)
-		err = data_pwritev(img, iov, (int)n,
+		err = data_pwritev(img, iov, cnt,
 				   (uint64_t)list[0]->buf_pblk * bs);
 	if (!err)
 		e3_image_wrote(img, bytes);
 	for (size_t i = 0; i < n; i++) {
 		list[i]->buf_n = 0;
+		list[i]->buf_zero = 0;
 		if (err && !list[i]->werr)
 			list[i]->werr = err;
 	}
@@ -388,6 +418,7 @@ static errcode_t buf_slot(struct e3_file *f, uint64_t lblk, blk64_t pblk,
 		f->buf_lblk = lblk;
 		f->buf_pblk = pblk;
 	}
+	buf_zero_fill(f);		/* its last block is last no more */
 	if (f->buf_n == f->buf_cap) {
 		size_t cap = f->buf_cap ? f->buf_cap * 2 : 16;
 		char *nb;
@@ -440,6 +471,8 @@ static errcode_t write_at(struct e3_file *f, const char *src, size_t len,
 			n = len;
 		if (f->buf_n && lblk >= f->buf_lblk &&
 		    lblk < f->buf_lblk + f->buf_n) {
+			if (lblk == f->buf_lblk + f->buf_n - 1)
+				buf_zero_fill(f);
 			slot = f->buf + (lblk - f->buf_lblk) * bs;
 		} else {
 			uint64_t ndata = end_blk - lblk;
@@ -487,6 +520,7 @@ static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
 	size_t tail = len % bs;
 	char *data = f->spare;
 	blk64_t pblk0 = 0;
+	size_t zero = 0;
 	struct mapped m;
 	errcode_t err;
 
@@ -511,7 +545,7 @@ static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
 			break;
 		if (i == nblk - 1 && tail) {	/* the rest of the last block */
 			if (m.fresh)
-				memset(data + len, 0, bs - tail);
+				zero = bs - tail;	/* written as zeros */
 			else if ((err = pread_all(f->img->fd, data + len,
 						  bs - tail,
 						  (uint64_t)m.pblk * bs + tail)))
@@ -525,6 +559,7 @@ static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
 		f->buf_lblk = lblk;
 		f->buf_pblk = pblk0;
 		f->buf_n = i;
+		f->buf_zero = zero;
 		f->spare = NULL;
 		f->spare_bytes = 0;
 		if (off + len > f->size)
@@ -532,7 +567,7 @@ static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
 		return 0;
 	}
 	if (i) {			/* whole blocks, the tail is not in it */
-		errcode_t err2 = write_out(f, data, i, pblk0);
+		errcode_t err2 = write_out(f, data, i, 0, pblk0);
 
 		end = (lblk + i) * bs;
 		if (!err2 && end > f->size)

@@ -39,6 +39,11 @@ struct e3_file {
 	uint64_t buf_lblk;
 	blk64_t buf_pblk;
 	size_t buf_n;
+	size_t buf_zero;		/* [lock] the last buf_zero bytes of the
+					   buffer's last block are zeros still
+					   to be written (from zero_block, not
+					   memset: a small file's tail is half
+					   a block on average) */
 	/* the caller's read buffer (e3_file_wbuf): spare_bytes allocated,
 	 * spare_len the most it may hand back, 0 once it has */
 	char *spare;			/* [lock] */
