@@ -21,6 +21,7 @@
  * §2.2).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
@@ -587,13 +588,22 @@ static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
 static errcode_t file_new(struct e3_image *img, uint64_t size_hint,
 			  struct e3_file **ret)
 {
-	struct e3_file *f = calloc(1, sizeof(*f));
+	struct e3_file *f = e3_load_file_reuse(img);
 	struct bm_io io = { ind_read, ind_write, NULL };
 	unsigned bs = img->fs->blocksize;	/* fixed for the image's life */
 
-	if (!f)
-		return ENOMEM;
-	pthread_mutex_init(&f->lock, NULL);
+	if (f) {	/* from the pool: its lock and read buffer stay */
+		char *spare = f->spare;
+		size_t spare_bytes = f->spare_bytes;
+
+		memset(&f->img, 0, sizeof(*f) - offsetof(struct e3_file, img));
+		f->spare = spare;
+		f->spare_bytes = spare_bytes;
+	} else {
+		if (!(f = calloc(1, sizeof(*f))))
+			return ENOMEM;
+		pthread_mutex_init(&f->lock, NULL);
+	}
 	f->img = img;
 	f->runs = &f->run1;
 	f->capruns = 1;
@@ -638,6 +648,42 @@ static errcode_t file_bind(struct e3_file *f, ext2_ino_t ino, uint64_t total)
 		f->nruns = 1;
 	}
 	return err == E3_IMAGE_FULL ? 0 : err;
+}
+
+/* file_new's reuse clears everything from img on and keeps the lock */
+_Static_assert(offsetof(struct e3_file, lock) < offsetof(struct e3_file, img) &&
+	       offsetof(struct e3_file, pool_next) < offsetof(struct e3_file, img),
+	       "struct e3_file: link, pool_next and lock come first");
+
+void e3_file_pool_free(struct e3_file *f)
+{
+	free(f->spare);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+/* A closed file's struct into the pool, its write buffer (when small)
+ * kept as the next user's read buffer; else freed. */
+static void file_keep(struct e3_file *f)
+{
+	struct e3_image *img = f->img;
+
+	bm_free(&f->bm);
+	if (f->runs != &f->run1)
+		free(f->runs);
+	free(f->spare);
+	f->spare = NULL;
+	f->spare_bytes = 0;
+	if (f->buf && f->buf_cap * f->bm.bs <= E3_LOAD_POOL_BUF) {
+		f->spare = f->buf;
+		f->spare_bytes = f->buf_cap * f->bm.bs;
+	} else {
+		free(f->buf);
+	}
+	f->buf = NULL;
+	f->buf_cap = 0;
+	if (!e3_load_file_del_keep(img, f))
+		e3_file_pool_free(f);
 }
 
 static void file_free(struct e3_file *f)
@@ -1139,8 +1185,7 @@ static void close_end(struct e3_file *f)
 	}
 	e3_rsv_discard(img->alloc, &f->rsv);
 	pthread_mutex_unlock(&f->lock);
-	e3_load_file_del(img, f);
-	file_free(f);
+	file_keep(f);
 }
 
 errcode_t e3_file_close(e3_file_t *f)

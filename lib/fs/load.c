@@ -65,6 +65,10 @@ static void free_load(struct e3_image *img)
 			free(s);
 		}
 	}
+	while ((f = l->pool) != NULL) {
+		l->pool = f->pool_next;
+		e3_file_pool_free(f);
+	}
 	e3_dc_free(img);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
@@ -107,6 +111,39 @@ void e3_load_file_del(struct e3_image *img, struct e3_file *f)
 	TAILQ_REMOVE(bucket(img->load, f->ino), f, link);
 	img->load->nfiles--;
 	pthread_mutex_unlock(&img->load->lock);
+}
+
+int e3_load_file_del_keep(struct e3_image *img, struct e3_file *f)
+{
+	struct e3_load *l = img->load;
+	int kept = 0;
+
+	pthread_mutex_lock(&l->lock);
+	TAILQ_REMOVE(bucket(l, f->ino), f, link);
+	l->nfiles--;
+	if (l->npool < E3_LOAD_POOL) {
+		f->pool_next = l->pool;
+		l->pool = f;
+		l->npool++;
+		kept = 1;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return kept;
+}
+
+struct e3_file *e3_load_file_reuse(struct e3_image *img)
+{
+	struct e3_load *l = img->load;
+	struct e3_file *f;
+
+	pthread_mutex_lock(&l->lock);
+	f = l->pool;
+	if (f) {
+		l->pool = f->pool_next;
+		l->npool--;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return f;
 }
 
 int e3_load_file_is_open(struct e3_image *img, ext2_ino_t ino)
