@@ -889,6 +889,7 @@ static void teardown(struct cp_ctx *c)
 	free(c->dest_split);
 	free(c->dest_shown);
 	cp_listings_free(c->listings);
+	cp_tree_jobs_free(c);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->order_lock);
 	pthread_cond_destroy(&c->order_cond);
