@@ -144,6 +144,27 @@ static errcode_t map_block(struct e3_file *f, uint64_t lblk, uint64_t ndata,
 	unsigned nmeta, taken = 0;
 	errcode_t err;
 
+	if (lblk < EXT2_NDIR_BLOCKS) {
+		/* a direct block: what the general path below does for one
+		 * (no indirect block to make), without its three walks of
+		 * the map — most files copied in have no other blocks */
+		*pblk = f->bm.iblock[lblk];
+		*fresh = 0;
+		if (*pblk)
+			return 0;
+		if (ndata > bm_max_blocks(&f->bm) - lblk)
+			ndata = bm_max_blocks(&f->bm) - lblk;
+		want = ndata + bm_meta_between(f->bm.P, lblk, lblk + ndata);
+		err = take_block(f, want, pblk);
+		if (err) {
+			*pblk = 0;
+			return err;
+		}
+		f->bm.iblock[lblk] = (uint32_t)*pblk;
+		f->bm.nblocks++;
+		*fresh = 1;
+		return 0;
+	}
 	err = bm_lookup(&f->bm, lblk, pblk);
 	if (err || *pblk) {
 		*fresh = 0;
