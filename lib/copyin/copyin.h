@@ -347,6 +347,8 @@ errcode_t cp_unmake(struct cp_ctx *c, ext2_ino_t parent, const char *name,
 errcode_t cp_defer_dirattr(struct cp_ctx *c, ext2_ino_t ino,
 			   const struct e3_attr *a);
 void cp_count_file(struct cp_ctx *c, uint64_t bytes, const char *path);
+/* The same with stat_lock held. */
+void cp_count_file_locked(struct cp_ctx *c, uint64_t bytes);
 
 /* openat (+O_CLOEXEC) without touching the source's atime when allowed:
  * O_NOATIME is asked for unless *latch is 0, and a refusal clears it. */

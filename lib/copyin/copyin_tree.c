@@ -211,13 +211,16 @@ static struct file_job *job_get(struct cp_ctx *c, size_t plen,
 	return j;
 }
 
-/* Its close done: its blocks leave inflight_blocks, the job goes back to
- * the pool or is freed. */
-static void job_put(struct cp_ctx *c, struct file_job *j)
+/* Its close done: its blocks leave inflight_blocks, the file is counted
+ * as copied (count: its data bytes, in the same hold), and the job goes
+ * back to the pool or is freed. */
+static void job_put(struct cp_ctx *c, struct file_job *j, int count)
 {
 	int keep;
 
 	pthread_mutex_lock(&c->stat_lock);
+	if (count)
+		cp_count_file_locked(c, j->copied);
 	c->inflight_blocks -= j->close_blocks;
 	keep = j->pooled && c->njob_pool < JOB_POOL_MAX;
 	if (keep) {
@@ -389,7 +392,7 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 		err = e3_remove(c->img, j->parent, j->name);
 		if (!err)
 			cp_skip(c, j->path, j->open_err);
-		job_put(c, j);
+		job_put(c, j, 0);
 		return err;
 	}
 	if (err && src_err) {
@@ -398,9 +401,7 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 	}
 	if (!err)
 		err = err2;
-	if (!err)
-		cp_count_file(c, j->copied, j->path);
-	job_put(c, j);
+	job_put(c, j, !err);
 	return err;
 }
 

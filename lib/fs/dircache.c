@@ -532,8 +532,9 @@ static void mark_bypass(struct dc_dir *d)
 /* The cache of dir, brought up to date with its inode; NULL (and 0) when
  * the directory is not one the cache handles: indexed, checksummed, or
  * malformed — the caller then goes the slow, libext2fs way. */
-static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
-			struct dc_dir **ret)
+static errcode_t dc_get_known(struct e3_image *img, ext2_ino_t dir,
+			      const struct ext2_inode *known,
+			      struct dc_dir **ret)
 {
 	ext2_filsys fs = img->fs;
 	struct e3_load *l = img->load;
@@ -547,9 +548,13 @@ static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
 	if (!l || ext2fs_has_feature_metadata_csum(fs->super) ||
 	    ext2fs_has_feature_inline_data(fs->super))
 		return 0;
-	err = ext2fs_read_inode(fs, dir, &di);
-	if (err)
-		return err;
+	if (known) {
+		di = *known;
+	} else {
+		err = ext2fs_read_inode(fs, dir, &di);
+		if (err)
+			return err;
+	}
 	if (!l->dcache) {
 		l->dcache = calloc(1, sizeof(*l->dcache));
 		if (!l->dcache)
@@ -602,17 +607,24 @@ static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
 	return 0;
 }
 
+static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
+			struct dc_dir **ret)
+{
+	return dc_get_known(img, dir, NULL, ret);
+}
+
 /* ---- the two questions ----------------------------------------------------- */
 
-errcode_t e3_dc_find(struct e3_image *img, ext2_ino_t dir, const char *name,
-		     ext2_ino_t *ino, blk64_t *lblk)
+errcode_t e3_dc_find_known(struct e3_image *img, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t *ino, blk64_t *lblk)
 {
 	struct dc_dir *d;
 	errcode_t err;
 	ssize_t i;
 
 	*lblk = E3_DIR_BLOCK_UNKNOWN;
-	err = dc_get(img, dir, &d);
+	err = dc_get_known(img, dir, di, &d);
 	if (err)
 		return err;
 	if (d) {
@@ -629,6 +641,12 @@ errcode_t e3_dc_find(struct e3_image *img, ext2_ino_t dir, const char *name,
 			return err;
 	}
 	return e3_dir_find(img->fs, dir, name, ino, lblk);
+}
+
+errcode_t e3_dc_find(struct e3_image *img, ext2_ino_t dir, const char *name,
+		     ext2_ino_t *ino, blk64_t *lblk)
+{
+	return e3_dc_find_known(img, dir, NULL, name, ino, lblk);
 }
 
 void e3_dc_unlinked(struct e3_image *img, ext2_ino_t dir, const char *name,

@@ -277,7 +277,7 @@ errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
 		return E3_NOT_DIR;
 	if (links_needed && pi.i_links_count >= E3_LINK_MAX)
 		return E3_LINK_LIMIT;
-	err = img ? e3_dc_find(img, parent, name, &ino, &lblk)
+	err = img ? e3_dc_find_known(img, parent, &pi, name, &ino, &lblk)
 		  : e3_dir_find(fs, parent, name, &ino, &lblk);
 	if (err == 0)
 		return E3_NAME_EXISTS;

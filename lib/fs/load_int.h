@@ -66,6 +66,11 @@ struct e3_load {
  * hash without reading anything, a present one in the name's block. */
 errcode_t e3_dc_find(struct e3_image *img, ext2_ino_t dir, const char *name,
 		     ext2_ino_t *ino, blk64_t *lblk);
+/* e3_dc_find with dir's inode as the caller read it just now under the
+ * same fs_lock hold (NULL: read it): one read of it less per name. */
+errcode_t e3_dc_find_known(struct e3_image *img, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t *ino, blk64_t *lblk);
 /* Adds the entry where ext2fs_link would. *handled = 0: the cache does not
  * cover dir, use ext2fs_link. EXT2_ET_DIR_NO_SPACE: grow dir first. */
 errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
