@@ -683,12 +683,10 @@ void e3_file_pool_free(struct e3_file *f)
 	free(f);
 }
 
-/* A closed file's struct into the pool, its write buffer (when small)
- * kept as the next user's read buffer; else freed. */
-static void file_keep(struct e3_file *f)
+/* A closed file's struct made ready for the pool: its write buffer (when
+ * small) kept as the next user's read buffer, the rest freed. */
+static void file_strip(struct e3_file *f)
 {
-	struct e3_image *img = f->img;
-
 	bm_free(&f->bm);
 	if (f->runs != &f->run1)
 		free(f->runs);
@@ -703,8 +701,19 @@ static void file_keep(struct e3_file *f)
 	}
 	f->buf = NULL;
 	f->buf_cap = 0;
-	if (!e3_load_file_del_keep(img, f))
-		e3_file_pool_free(f);
+}
+
+/* Stripped files of one image leave the open list together and go into
+ * the pool (or are freed when it is full). */
+static void files_retire(struct e3_image *img, struct e3_file **files,
+			 size_t n)
+{
+	unsigned char kept[FLUSH_MANY_MAX];
+
+	e3_load_files_del_keep(img, files, n, kept);
+	for (size_t i = 0; i < n; i++)
+		if (!kept[i])
+			e3_file_pool_free(files[i]);
 }
 
 static void file_free(struct e3_file *f)
@@ -1234,7 +1243,7 @@ static void commit_many(struct e3_image *img, struct e3_file **files,
 }
 
 /* Without fs_lock: what was claimed and not used (or not kept) goes
- * back; f is freed. */
+ * back; f is stripped (files_retire then frees or keeps it). */
 static void close_end(struct e3_file *f)
 {
 	struct e3_image *img = f->img;
@@ -1248,7 +1257,7 @@ static void close_end(struct e3_file *f)
 	}
 	e3_rsv_discard(img->alloc, &f->rsv);
 	pthread_mutex_unlock(&f->lock);
-	file_keep(f);
+	file_strip(f);
 }
 
 errcode_t e3_file_close(e3_file_t *f)
@@ -1264,6 +1273,7 @@ errcode_t e3_file_close(e3_file_t *f)
 	err = close_commit(f, err);
 	e3_fs_unlock(f->img);
 	close_end(f);
+	files_retire(f->img, &f, 1);
 	return err;
 }
 
@@ -1299,6 +1309,7 @@ errcode_t e3_file_flush_many(e3_file_t **files, size_t n)
 
 errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 {
+	struct e3_file *done[FLUSH_MANY_MAX];
 	struct e3_image *img = NULL;
 	errcode_t first = 0;
 	int one_image = 1;
@@ -1343,11 +1354,24 @@ errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 		}
 		e3_fs_unlock(img);
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (files[i] && errs[i] != E3_FILE_CLOSED)
-			close_end(files[i]);
+	for (size_t i = 0, nd = 0; i < n; i++) {
+		struct e3_file *f = files[i];
+
+		if (f && errs[i] != E3_FILE_CLOSED) {
+			close_end(f);
+			/* the batch's files leave the open list in one
+			 * hold of its lock, each image's on its own */
+			if (nd && (done[0]->img != f->img ||
+				   nd == FLUSH_MANY_MAX)) {
+				files_retire(done[0]->img, done, nd);
+				nd = 0;
+			}
+			done[nd++] = f;
+		}
 		if (!first)
 			first = errs[i];
+		if (i == n - 1 && nd)
+			files_retire(done[0]->img, done, nd);
 	}
 	return first;
 }

@@ -113,22 +113,25 @@ void e3_load_file_del(struct e3_image *img, struct e3_file *f)
 	pthread_mutex_unlock(&img->load->lock);
 }
 
-int e3_load_file_del_keep(struct e3_image *img, struct e3_file *f)
+void e3_load_files_del_keep(struct e3_image *img, struct e3_file **files,
+			    size_t n, unsigned char *kept)
 {
 	struct e3_load *l = img->load;
-	int kept = 0;
 
 	pthread_mutex_lock(&l->lock);
-	TAILQ_REMOVE(bucket(l, f->ino), f, link);
-	l->nfiles--;
-	if (l->npool < E3_LOAD_POOL) {
-		f->pool_next = l->pool;
-		l->pool = f;
-		l->npool++;
-		kept = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct e3_file *f = files[i];
+
+		TAILQ_REMOVE(bucket(l, f->ino), f, link);
+		l->nfiles--;
+		kept[i] = l->npool < E3_LOAD_POOL;
+		if (kept[i]) {
+			f->pool_next = l->pool;
+			l->pool = f;
+			l->npool++;
+		}
 	}
 	pthread_mutex_unlock(&l->lock);
-	return kept;
 }
 
 struct e3_file *e3_load_file_reuse(struct e3_image *img)

@@ -94,10 +94,12 @@ void e3_dc_free(struct e3_image *img);
 /* Registers/unregisters an open file so that image close can tell. */
 void e3_load_file_add(struct e3_image *img, struct e3_file *f);
 void e3_load_file_del(struct e3_image *img, struct e3_file *f);
-/* e3_load_file_del, and f (closed, its lock released, nothing left but
- * its read buffer) kept in the pool when it has room: 1 if kept, else
- * the caller frees it. */
-int e3_load_file_del_keep(struct e3_image *img, struct e3_file *f);
+/* e3_load_file_del of files[0..n) (all of img) in one hold of the lock,
+ * each (closed, its lock released, nothing left but its read buffer)
+ * kept in the pool while it has room: kept[i] 1, else the caller frees
+ * it. */
+void e3_load_files_del_keep(struct e3_image *img, struct e3_file **files,
+			    size_t n, unsigned char *kept);
 /* A struct from the pool, NULL when it is empty. */
 struct e3_file *e3_load_file_reuse(struct e3_image *img);
 /* Whether a file of inode ino was created and not closed yet (its blocks
