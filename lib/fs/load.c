@@ -124,7 +124,11 @@ void e3_load_files_del_keep(struct e3_image *img, struct e3_file **files,
 
 		TAILQ_REMOVE(bucket(l, f->ino), f, link);
 		l->nfiles--;
+#if E3_LOAD_POOL > 0
 		kept[i] = l->npool < E3_LOAD_POOL;
+#else
+		kept[i] = 0;
+#endif
 		if (kept[i]) {
 			f->pool_next = l->pool;
 			l->pool = f;
