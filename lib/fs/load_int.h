@@ -34,7 +34,8 @@ struct e3_file;
 #define E3_LOAD_POOL_BUF (64u << 10)
 
 struct e3_load {
-	pthread_mutex_t lock;		/* guards the open-file list only; a
+	pthread_mutex_t lock;		/* guards the open-file list and the
+					   pool of closed files' structs; a
 					   leaf: nothing is taken under it */
 	/* [lock] files created, not closed, hashed by inode number: the
 	 * "is it open" question of every unlink and rename must not walk
