@@ -529,7 +529,8 @@ static void mark_bypass(struct dc_dir *d)
 	d->bypass = 1;
 }
 
-/* The cache of dir, brought up to date with its inode; NULL (and 0) when
+/* The cache of dir, brought up to date with its inode (known: as the
+ * caller read it under this fs_lock hold, else read here); NULL (and 0) when
  * the directory is not one the cache handles: indexed, checksummed, or
  * malformed — the caller then goes the slow, libext2fs way. */
 static errcode_t dc_get_known(struct e3_image *img, ext2_ino_t dir,
@@ -605,12 +606,6 @@ static errcode_t dc_get_known(struct e3_image *img, ext2_ino_t dir,
 	}
 	*ret = d;
 	return 0;
-}
-
-static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
-			struct dc_dir **ret)
-{
-	return dc_get_known(img, dir, NULL, ret);
 }
 
 /* ---- the two questions ----------------------------------------------------- */
@@ -732,6 +727,13 @@ static errcode_t write_entry(struct e3_image *img, blk64_t pblk,
 errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 		     ext2_ino_t ino, int ft, int *handled)
 {
+	return e3_dc_link_known(img, dir, NULL, name, ino, ft, handled);
+}
+
+errcode_t e3_dc_link_known(struct e3_image *img, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t ino, int ft, int *handled)
+{
 	ext2_filsys fs = img->fs;
 	size_t len = strlen(name);
 	unsigned need = EXT2_DIR_REC_LEN(len);
@@ -742,7 +744,7 @@ errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 	char *buf;
 
 	*handled = 0;
-	err = dc_get(img, dir, &d);
+	err = dc_get_known(img, dir, di, &d);
 	if (err || !d)
 		return err;
 	*handled = 1;

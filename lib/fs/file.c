@@ -750,6 +750,7 @@ static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
 	} here;
 	struct ext2_inode_large *inode = &here.inode;
 	struct e3_attr a = *attr;
+	struct ext2_inode pi;
 	ext2_ino_t ino;
 	errcode_t err;
 
@@ -757,13 +758,15 @@ static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
 	    !(inode = e3_inode_alloc(fs)))
 		return ENOMEM;
 	a.mode = LINUX_S_IFREG | (attr->mode & 07777);
-	err = e3_inode_new_in(img, parent, name, &a, 1, inode, &ino);
+	err = e3_inode_new_in_pi(img, parent, name, &a, 1, inode, &ino, &pi);
 	if (err)
 		goto out;
 	err = ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
 				      EXT2_INODE_SIZE(fs->super));
+	/* the parent's inode as the check read it: an inode number and a
+	 * new inode (not the parent's) were all that was written since */
 	if (!err)
-		err = e3_dir_add(fs, parent, name, ino, a.mode);
+		err = e3_dir_add_known(fs, parent, &pi, name, ino, a.mode);
 	if (err) {
 		errcode_t undo;
 

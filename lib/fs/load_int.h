@@ -76,6 +76,11 @@ errcode_t e3_dc_find_known(struct e3_image *img, ext2_ino_t dir,
  * cover dir, use ext2fs_link. EXT2_ET_DIR_NO_SPACE: grow dir first. */
 errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 		     ext2_ino_t ino, int ft, int *handled);
+/* e3_dc_link with dir's inode as read under this fs_lock hold (NULL:
+ * read it). */
+errcode_t e3_dc_link_known(struct e3_image *img, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t ino, int ft, int *handled);
 /* A name was removed from dir (or its blocks rewritten): read it again
  * when next needed. */
 void e3_dc_forget(struct e3_image *img, ext2_ino_t dir);
@@ -137,11 +142,21 @@ errcode_t e3_check_name(const char *name);
  * E3_LINK_MAX. Caller holds fs_lock. */
 errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
 			     const char *name, int links_needed);
+/* The same, the parent's inode as read for the check into *pi. */
+errcode_t e3_check_new_entry_pi(ext2_filsys fs, ext2_ino_t parent,
+				const char *name, int links_needed,
+				struct ext2_inode *pi);
 
 /* Adds name → ino (file type from mode) to dir, growing the directory by
  * a block when it is full. Caller holds fs_lock. */
 errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
 		     ext2_ino_t ino, uint32_t mode);
+/* e3_dir_add with dir's inode as the caller read it under this fs_lock
+ * hold, nothing having written it since (NULL: read it): the directory
+ * cache's first look uses it instead of reading it again. */
+errcode_t e3_dir_add_known(ext2_filsys fs, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t ino, uint32_t mode);
 
 /* Fills mode, owner and times (with nanoseconds where the inode has room)
  * from attr; keeps everything else. */
@@ -176,6 +191,12 @@ errcode_t e3_inode_new_in(struct e3_image *img, ext2_ino_t parent,
 			  const char *name, const struct e3_attr *attr,
 			  uint16_t links, struct ext2_inode_large *inode,
 			  ext2_ino_t *ino);
+/* e3_inode_new_in, the parent's inode as its check read it into *pi
+ * (for e3_dir_add_known: nothing here writes the parent's inode). */
+errcode_t e3_inode_new_in_pi(struct e3_image *img, ext2_ino_t parent,
+			     const char *name, const struct e3_attr *attr,
+			     uint16_t links, struct ext2_inode_large *inode,
+			     ext2_ino_t *ino, struct ext2_inode *pi);
 
 /* Maps libext2fs' "not found" style codes to ours. */
 errcode_t e3_map_err(errcode_t err);
