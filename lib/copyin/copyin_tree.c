@@ -346,7 +346,7 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 			      uint64_t *copied)
 {
 	off_t off = 0, data, hole;
-	int probe = 1, no_probe = 0;
+	int probe = 1, no_probe = 0, all_data;
 	struct cp_zw z;
 	errcode_t err;
 
@@ -373,8 +373,13 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 	}
 	if (!err)
 		err = cp_zw_finish(&z);
+	/* every byte of [0, size) went out through the file's own buffer
+	 * (no zero block was held back to become a hole: the carry is
+	 * made by the first write that could): its size is size already,
+	 * and setting it again is a lock round trip per file */
+	all_data = !z.carry && *copied == size;
 	cp_zw_free(&z);
-	return err ? err : e3_file_set_size(f, size);
+	return err || all_data ? err : e3_file_set_size(f, size);
 }
 
 /* After the image file is closed (with close_err): the source closed,
