@@ -52,7 +52,7 @@ count() {
 		{ echo "$0: $m/e3cp -j$j: image not clean" >&2; return 1; }
 	callgrind_annotate --inclusive=no "$out" 2>/dev/null | awk '
 		/PROGRAM TOTALS/ { gsub(",", "", $1); t = $1 }
-		/:__mem(set|cpy|move)_/ { gsub(",", "", $1); m += $1 }
+		!/=>/ && /:__mem(set|cpy|move)_/ { gsub(",", "", $1); m += $1 }
 		END { printf "%.0f %.0f\n", t, m }'
 	rm -f "$work/img" "$out"
 }

@@ -149,6 +149,16 @@ errcode_t e3_alloc_blocks(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal,
  * above. E3_IMAGE_FULL if no block outside other windows is free (the
  * file's allocations will then fall back to windowless). */
 errcode_t e3_rsv_book(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal);
+/* e3_rsv_book for a file that takes its blocks in order (a size-hinted
+ * file being written, indirect blocks in line): when one free run inside
+ * a group holds the whole hint, its blocks are claimed now — the same
+ * blocks its first e3_alloc_blocks would have claimed from the window —
+ * and returned in [*start, *start + *got), and no window is booked.
+ * Otherwise *got = 0 and the hint is booked as e3_rsv_book does. The
+ * caller uses the run before asking e3_alloc_blocks for more, and gives
+ * back what it does not use (e3_alloc_unclaim). */
+errcode_t e3_rsv_book_claim(struct e3_alloc *a, struct e3_rsv *r,
+			    blk64_t goal, blk64_t *start, blk64_t *got);
 /* Drops r's window (file closed or failed); unused reserved blocks return
  * to the pool. */
 void e3_rsv_discard(struct e3_alloc *a, struct e3_rsv *r);

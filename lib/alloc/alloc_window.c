@@ -697,6 +697,11 @@ static errcode_t alloc_hinted(struct e3_alloc *a, struct e3_rsv *r,
 
 void alloc_discard(struct e3_alloc *a, struct e3_rsv *r)
 {
+	/* linked and chain change only by r's owner, the caller: a file
+	 * that booked no window (claimed at once, or none mode) needs no
+	 * lock round trip */
+	if (!r->linked && !r->chain)
+		return;
 	pthread_mutex_lock(&a->rsv_lock);
 	drop_chain(a, r);
 	window_unlink(a, r);
@@ -711,6 +716,50 @@ errcode_t e3_rsv_book(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal)
 	if (a->mode == E3_ALLOC_NONE || !r->hint_blocks)
 		return 0;
 	return book_hinted(a, r, alloc_clamp_goal(a, goal)) ? E3_IMAGE_FULL : 0;
+}
+
+/* The window book_hinted would book first is, for a hint that fits one
+ * group and a free run that holds it whole, exactly the run the file's
+ * first e3_alloc_blocks then claims from it: claimed here at once, with
+ * no window to insert into the set now and remove again at close (a
+ * tenth of a small file's per-file instructions in copy-in profiles).
+ * The blocks are the same, and so is every later search: claimed blocks
+ * and booked ones are both skipped by find_run and by windowless
+ * allocation (which only takes windowed blocks on a nearly full image,
+ * where DETERMINISM does not hold anyway). Anything else books windows
+ * as e3_rsv_book does. */
+errcode_t e3_rsv_book_claim(struct e3_alloc *a, struct e3_rsv *r,
+			    blk64_t goal, blk64_t *start, blk64_t *got)
+{
+	struct e3_extent run;
+	blk64_t n = 0;
+
+	*got = 0;
+	if (a->mode == E3_ALLOC_NONE || !r->hint_blocks)
+		return 0;
+	goal = alloc_clamp_goal(a, goal);
+	if (r->hint_blocks > a->bpg || r->linked || r->chain)
+		return e3_rsv_book(a, r, goal);
+	pthread_mutex_lock(&a->rsv_lock);
+	if (find_run(a, goal, r->hint_blocks, false, &run)) {
+		/* under rsv_lock no one books over the run; a windowless
+		 * allocation (libext2fs' hook, not under it) may still take
+		 * one of its blocks first: then windows as usual */
+		n = bm_claim_run(a, run.start, run.start + run.n - 1, run.n);
+		if (n && n < run.n) {
+			bm_release(a, run.start, n);
+			n = 0;
+		}
+	}
+	pthread_mutex_unlock(&a->rsv_lock);
+	if (!n)
+		return e3_rsv_book(a, r, goal);
+	__atomic_fetch_add(&a->n_claimed, n, __ATOMIC_RELAXED);
+	r->last_pblk = run.start + n - 1;
+	r->hint_blocks = 0;
+	*start = run.start;
+	*got = n;
+	return 0;
 }
 
 errcode_t e3_alloc_blocks(struct e3_alloc *a, struct e3_rsv *r, blk64_t goal,

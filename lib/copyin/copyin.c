@@ -94,11 +94,17 @@ static double now_seconds(void)
 /* Counts entries and bytes done; progress at most ten times a second. */
 void cp_count_file(struct cp_ctx *c, uint64_t bytes, const char *path)
 {
+	(void)path;
+	pthread_mutex_lock(&c->stat_lock);
+	cp_count_file_locked(c, bytes);
+	pthread_mutex_unlock(&c->stat_lock);
+}
+
+void cp_count_file_locked(struct cp_ctx *c, uint64_t bytes)
+{
 	static const double period = 0.1;
 	double t;
 
-	(void)path;
-	pthread_mutex_lock(&c->stat_lock);
 	c->st->files++;
 	c->st->bytes += bytes;
 	if (c->o->event) {
@@ -109,7 +115,6 @@ void cp_count_file(struct cp_ctx *c, uint64_t bytes, const char *path)
 				    c->st);
 		}
 	}
-	pthread_mutex_unlock(&c->stat_lock);
 }
 
 void cp_error(struct cp_ctx *c, const char *path, errcode_t err)
@@ -889,6 +894,7 @@ static void teardown(struct cp_ctx *c)
 	free(c->dest_split);
 	free(c->dest_shown);
 	cp_listings_free(c->listings);
+	cp_tree_jobs_free(c);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->order_lock);
 	pthread_cond_destroy(&c->order_cond);

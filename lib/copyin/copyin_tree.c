@@ -173,9 +173,76 @@ struct file_job {
 	/* ordered mode: the worker leaves the close to the scanner */
 	int done;			/* [c->order_lock] 0 or a JOB_ state */
 	errcode_t err;			/* [c->order_lock] */
-	struct file_job *next;		/* scanner's FIFO */
+	struct file_job *next;		/* scanner's FIFO; in c->job_pool */
 	struct file_job *bnext;		/* the rest of its batch */
+	int pooled;			/* room for JOB_PATH_ROOM path bytes:
+					   goes back to c->job_pool */
 };
+
+/* Jobs whose path fits this many bytes come from and go back to
+ * c->job_pool (at most JOB_POOL_MAX of them, 24 KiB); longer ones are
+ * allocated to size and freed. */
+#define JOB_PATH_ROOM 256
+#define JOB_POOL_MAX 64
+
+/* A job with room for plen path bytes; the journal blocks its close may
+ * take join inflight_blocks in the same stat_lock hold. NULL: ENOMEM
+ * (and nothing counted). */
+static struct file_job *job_get(struct cp_ctx *c, size_t plen,
+				uint64_t close_blocks)
+{
+	struct file_job *j = NULL;
+	int pooled = plen <= JOB_PATH_ROOM;
+
+	pthread_mutex_lock(&c->stat_lock);
+	if (pooled && (j = c->job_pool)) {
+		c->job_pool = j->next;
+		c->njob_pool--;
+	}
+	c->inflight_blocks += close_blocks;
+	pthread_mutex_unlock(&c->stat_lock);
+	if (!j && !(j = malloc(sizeof(*j) + (pooled ? JOB_PATH_ROOM : plen)))) {
+		pthread_mutex_lock(&c->stat_lock);
+		c->inflight_blocks -= close_blocks;
+		pthread_mutex_unlock(&c->stat_lock);
+		return NULL;
+	}
+	j->pooled = pooled;
+	return j;
+}
+
+/* Its close done: its blocks leave inflight_blocks, the file is counted
+ * as copied (count: its data bytes, in the same hold), and the job goes
+ * back to the pool or is freed. */
+static void job_put(struct cp_ctx *c, struct file_job *j, int count)
+{
+	int keep;
+
+	pthread_mutex_lock(&c->stat_lock);
+	if (count)
+		cp_count_file_locked(c, j->copied);
+	c->inflight_blocks -= j->close_blocks;
+	keep = j->pooled && c->njob_pool < JOB_POOL_MAX;
+	if (keep) {
+		j->next = c->job_pool;
+		c->job_pool = j;
+		c->njob_pool++;
+	}
+	pthread_mutex_unlock(&c->stat_lock);
+	if (!keep)
+		free(j);
+}
+
+void cp_tree_jobs_free(struct cp_ctx *c)
+{
+	struct file_job *j;
+
+	while ((j = c->job_pool) != NULL) {
+		c->job_pool = j->next;
+		free(j);
+	}
+	c->njob_pool = 0;
+}
 
 /* Holes come in whole blocks of the source's filesystem, 512 bytes at
  * the least and aligned on their size: a stretch of data without one
@@ -279,7 +346,7 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 			      uint64_t *copied)
 {
 	off_t off = 0, data, hole;
-	int probe = 1, no_probe = 0;
+	int probe = 1, no_probe = 0, all_data;
 	struct cp_zw z;
 	errcode_t err;
 
@@ -306,8 +373,13 @@ static errcode_t copy_regions(int fd, e3_file_t *f, uint64_t size, int dense,
 	}
 	if (!err)
 		err = cp_zw_finish(&z);
+	/* every byte of [0, size) went out through the file's own buffer
+	 * (no zero block was held back to become a hole: the carry is
+	 * made by the first write that could): its size is size already,
+	 * and setting it again is a lock round trip per file */
+	all_data = !z.carry && *copied == size;
 	cp_zw_free(&z);
-	return err ? err : e3_file_set_size(f, size);
+	return err || all_data ? err : e3_file_set_size(f, size);
 }
 
 /* After the image file is closed (with close_err): the source closed,
@@ -317,9 +389,6 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 {
 	struct cp_ctx *c = j->c;
 
-	pthread_mutex_lock(&c->stat_lock);
-	c->inflight_blocks -= j->close_blocks;
-	pthread_mutex_unlock(&c->stat_lock);
 	if (j->fd >= 0)
 		close(j->fd);
 	dir_put(j->dir);
@@ -328,7 +397,7 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 		err = e3_remove(c->img, j->parent, j->name);
 		if (!err)
 			cp_skip(c, j->path, j->open_err);
-		free(j);
+		job_put(c, j, 0);
 		return err;
 	}
 	if (err && src_err) {
@@ -337,9 +406,7 @@ static errcode_t file_job_done(struct file_job *j, errcode_t err,
 	}
 	if (!err)
 		err = err2;
-	if (!err)
-		cp_count_file(c, j->copied, j->path);
-	free(j);
+	job_put(c, j, !err);
 	return err;
 }
 
@@ -667,6 +734,35 @@ static char *join(const char *dir, const char *name)
 static errcode_t walk_dir(struct walk *w, struct cp_dir *dir, ext2_ino_t dino,
 			  const char *path, int fresh);
 
+/* join(dir, name) for every entry of a directory in one buffer: "dir/"
+ * once (*at: where names go), then each name written after it (names
+ * from readdir are at most NAME_MAX bytes; a longer one is refused by
+ * join_name, the caller then uses join). A malloc and a free per entry
+ * showed in copy-in profiles. Nothing keeps the path past the entry's
+ * copy (jobs and messages copy it). */
+static char *join_start(const char *dir, size_t *at)
+{
+	char *p = join(dir, ""), *q;
+
+	if (!p)
+		return NULL;
+	*at = strlen(p);
+	q = realloc(p, *at + NAME_MAX + 1);
+	if (!q)
+		free(p);
+	return q;
+}
+
+static const char *join_name(char *p, size_t at, const char *name)
+{
+	size_t b = strlen(name);
+
+	if (b > NAME_MAX)
+		return NULL;
+	memcpy(p + at, name, b + 1);
+	return p;
+}
+
 /* In a directory this run created, sorted unique names cannot exist
  * yet: the lookup (a scan of the whole directory) is skipped. */
 static errcode_t prepare(struct cp_ctx *c, ext2_ino_t parent, const char *name,
@@ -695,6 +791,8 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	ext2_ino_t old;
 	char *pcopy;
 	size_t plen;
+	uint64_t close_blocks;
+	int pooled;
 	e3_file_t *f;
 	errcode_t err;
 	int fd, defer, dense = is_dense(st);
@@ -746,13 +844,21 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 	}
 	*ino = e3_file_ino(f);
 	err = cp_set_xattrs(c, *ino, &w->x, path);
-	/* the job and its path in one allocation: one malloc and one free
-	 * per file, not two */
+	/* the job and its path in one allocation, from the pool when the
+	 * path fits; its close writes its inode, indirect blocks and a
+	 * bitmap block: the commit point must leave room for all in flight
+	 * (inflight_blocks, counted by job_get) */
 	plen = strlen(path) + 1;
-	j = err ? NULL : malloc(sizeof(*j) + plen);
+	{
+		struct cp_ind_state ist = { 0 };
+		uint64_t nb = ((uint64_t)st->st_size + c->bs - 1) / c->bs;
+
+		close_blocks = 2 + cp_ind_blocks(c->bs, 0, nb, &ist);
+	}
+	j = err ? NULL : job_get(c, plen, close_blocks);
 	pcopy = j ? memcpy(j + 1, path, plen) : NULL;
+	pooled = j ? j->pooled : 0;
 	if (!pcopy) {
-		free(j);
 		e3_file_close(f);
 		if (fd >= 0)
 			close(fd);
@@ -765,19 +871,10 @@ static errcode_t copy_regular(struct walk *w, int dirfd, const char *name,
 				.noatime = cp_noatime_for(&c->noatime, st->st_uid),
 				.size = (uint64_t)st->st_size,
 				.dense = dense,
-				.path = pcopy };
+				.close_blocks = close_blocks,
+				.path = pcopy,
+				.pooled = pooled };
 	j->name = pcopy + plen - 1 - strlen(name);
-	/* its close writes its inode, indirect blocks and a bitmap block:
-	 * the commit point below must leave room for all in flight */
-	{
-		struct cp_ind_state ist = { 0 };
-		uint64_t nb = ((uint64_t)st->st_size + c->bs - 1) / c->bs;
-
-		j->close_blocks = 2 + cp_ind_blocks(c->bs, 0, nb, &ist);
-	}
-	pthread_mutex_lock(&c->stat_lock);
-	c->inflight_blocks += j->close_blocks;
-	pthread_mutex_unlock(&c->stat_lock);
 	if (fd < 0)
 		w->deferred_opens = 1;
 	return queue_job(c, j);
@@ -1048,7 +1145,8 @@ static errcode_t walk_dir(struct walk *w, struct cp_dir *dir, ext2_ino_t dino,
 	int dirfd = dir->fd;
 	errcode_t err = 0;
 	struct stat now;
-	char *sub;
+	char *sub, *base;
+	size_t at = 0;
 
 	/* the measure pass's sorted listing when it kept one for the
 	 * directory open at dirfd (the one opened now, not one that was at
@@ -1066,18 +1164,24 @@ static errcode_t walk_dir(struct walk *w, struct cp_dir *dir, ext2_ino_t dino,
 		err = premade && made ? make_subdirs(w, l, dino, path, premade,
 						     made) : ENOMEM;
 	}
+	base = err ? NULL : join_start(path, &at);
+	if (!err && !base)
+		err = ENOMEM;
 	for (size_t i = 0; i < l->n && !err; i++) {
-		sub = join(path, l->e[i].name);
-		if (!sub) {
+		const char *p = join_name(base, at, l->e[i].name);
+
+		sub = p ? NULL : join(path, l->e[i].name);
+		if (!p && !(p = sub)) {
 			err = ENOMEM;
 			break;
 		}
 		w->premade = premade ? premade[i] : 0;
 		w->premade_created = made ? made[i] : 0;
-		err = copy_entry(w, dirfd, &l->e[i], dino, sub, fresh);
+		err = copy_entry(w, dirfd, &l->e[i], dino, p, fresh);
 		w->premade = 0;
 		free(sub);
 	}
+	free(base);
 	w->dir = outer;
 	free(premade);
 	free(made);

@@ -41,11 +41,14 @@
  * Everything here runs under fs_lock (the cache hangs off img->load).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "load_int.h"
 #include "dirfind.h"
+#include "itable.h"
+#include "journal/journal.h"
 
 /* The names of one 64-bit hash in a directory (almost always one). */
 struct dc_name {
@@ -526,11 +529,13 @@ static void mark_bypass(struct dc_dir *d)
 	d->bypass = 1;
 }
 
-/* The cache of dir, brought up to date with its inode; NULL (and 0) when
+/* The cache of dir, brought up to date with its inode (known: as the
+ * caller read it under this fs_lock hold, else read here); NULL (and 0) when
  * the directory is not one the cache handles: indexed, checksummed, or
  * malformed — the caller then goes the slow, libext2fs way. */
-static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
-			struct dc_dir **ret)
+static errcode_t dc_get_known(struct e3_image *img, ext2_ino_t dir,
+			      const struct ext2_inode *known,
+			      struct dc_dir **ret)
 {
 	ext2_filsys fs = img->fs;
 	struct e3_load *l = img->load;
@@ -544,9 +549,13 @@ static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
 	if (!l || ext2fs_has_feature_metadata_csum(fs->super) ||
 	    ext2fs_has_feature_inline_data(fs->super))
 		return 0;
-	err = ext2fs_read_inode(fs, dir, &di);
-	if (err)
-		return err;
+	if (known) {
+		di = *known;
+	} else {
+		err = ext2fs_read_inode(fs, dir, &di);
+		if (err)
+			return err;
+	}
 	if (!l->dcache) {
 		l->dcache = calloc(1, sizeof(*l->dcache));
 		if (!l->dcache)
@@ -601,15 +610,16 @@ static errcode_t dc_get(struct e3_image *img, ext2_ino_t dir,
 
 /* ---- the two questions ----------------------------------------------------- */
 
-errcode_t e3_dc_find(struct e3_image *img, ext2_ino_t dir, const char *name,
-		     ext2_ino_t *ino, blk64_t *lblk)
+errcode_t e3_dc_find_known(struct e3_image *img, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t *ino, blk64_t *lblk)
 {
 	struct dc_dir *d;
 	errcode_t err;
 	ssize_t i;
 
 	*lblk = E3_DIR_BLOCK_UNKNOWN;
-	err = dc_get(img, dir, &d);
+	err = dc_get_known(img, dir, di, &d);
 	if (err)
 		return err;
 	if (d) {
@@ -626,6 +636,12 @@ errcode_t e3_dc_find(struct e3_image *img, ext2_ino_t dir, const char *name,
 			return err;
 	}
 	return e3_dir_find(img->fs, dir, name, ino, lblk);
+}
+
+errcode_t e3_dc_find(struct e3_image *img, ext2_ino_t dir, const char *name,
+		     ext2_ino_t *ino, blk64_t *lblk)
+{
+	return e3_dc_find_known(img, dir, NULL, name, ino, lblk);
 }
 
 void e3_dc_unlinked(struct e3_image *img, ext2_ino_t dir, const char *name,
@@ -650,9 +666,11 @@ void e3_dc_unlinked(struct e3_image *img, ext2_ino_t dir, const char *name,
 }
 
 /* Puts the entry into the first entry of buf (from offset off) with room
- * for need bytes, as ext2fs_link would; 0 when none has. */
+ * for need bytes, as ext2fs_link would; 0 when none has. [*lo, *hi): the
+ * bytes it changed (the split entry's rec_len to the new name's end). */
 static int place(ext2_filsys fs, char *buf, unsigned off, const char *name,
-		 size_t len, ext2_ino_t ino, int ft, unsigned need)
+		 size_t len, ext2_ino_t ino, int ft, unsigned need,
+		 unsigned *lo, unsigned *hi)
 {
 	unsigned rec_len;
 
@@ -676,6 +694,8 @@ static int place(ext2_filsys fs, char *buf, unsigned off, const char *name,
 			ext2fs_dirent_set_name_len(de, (int)len);
 			ext2fs_dirent_set_file_type(de, ft);
 			memcpy(de->name, name, len);
+			*lo = off;
+			*hi = (unsigned)((char *)de->name + len - buf);
 			return 1;
 		}
 		off += rec_len;
@@ -683,19 +703,48 @@ static int place(ext2_filsys fs, char *buf, unsigned off, const char *name,
 	return 0;
 }
 
+/* The new entry into the image: only the bytes place changed when the
+ * journal captures and the block needs no checksum or byte swap (a 4 KiB
+ * block copied into the transaction per name was a tenth of a small
+ * file's user-space copy-in work), else the whole block as libext2fs
+ * writes it. buf is the block as the image holds it but for those bytes
+ * (the cache's copy, dropped whenever the block changes behind it), so
+ * both leave the same block. */
+static errcode_t write_entry(struct e3_image *img, blk64_t pblk,
+			     const char *buf, unsigned lo, unsigned hi,
+			     ext2_ino_t dir)
+{
+	ext2_filsys fs = img->fs;
+	uint64_t off = (uint64_t)pblk * fs->blocksize + lo;
+
+	if (e3_itab_usable(fs) && e3_journal_captures(img->journal, fs->io) &&
+	    off <= ULONG_MAX && hi > lo)
+		return io_channel_write_byte(fs->io, (unsigned long)off,
+					     (int)(hi - lo), buf + lo);
+	return ext2fs_write_dir_block4(fs, pblk, (void *)buf, 0, dir);
+}
+
 errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 		     ext2_ino_t ino, int ft, int *handled)
+{
+	return e3_dc_link_known(img, dir, NULL, name, ino, ft, handled);
+}
+
+errcode_t e3_dc_link_known(struct e3_image *img, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t ino, int ft, int *handled)
 {
 	ext2_filsys fs = img->fs;
 	size_t len = strlen(name);
 	unsigned need = EXT2_DIR_REC_LEN(len);
 	struct e3_dcache *c;
 	struct dc_dir *d;
+	unsigned lo = 0, hi = 0;
 	errcode_t err;
 	char *buf;
 
 	*handled = 0;
-	err = dc_get(img, dir, &d);
+	err = dc_get_known(img, dir, di, &d);
 	if (err || !d)
 		return err;
 	*handled = 1;
@@ -712,10 +761,11 @@ errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 				return err;
 			c->buf_blk = d->pblk[b];
 		}
-		if (place(fs, buf, d->from[b], name, len, ino, ft, need)) {
+		if (place(fs, buf, d->from[b], name, len, ino, ft, need,
+			  &lo, &hi)) {
 			/* buf differs from the image until this succeeds */
 			buf_drop(c);
-			err = ext2fs_write_dir_block4(fs, d->pblk[b], buf, 0, dir);
+			err = write_entry(img, d->pblk[b], buf, lo, hi, dir);
 			if (err)
 				return err;
 			c->buf_blk = d->pblk[b];

@@ -21,6 +21,7 @@
  * §2.2).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
@@ -33,6 +34,11 @@
 #include "journal/journal.h"
 #include "util/grow.h"
 #include "itable.h"
+
+/* Zeros for the tail of a file's last block past its end: written from
+ * here by the kernel's copy, so the user-space memset of half a block per
+ * small file goes. Never written to. */
+static const char zero_block[EXT2_MAX_BLOCK_SIZE];
 
 /* ---- indirect block I/O (blockmap callbacks) ------------------------- */
 
@@ -138,6 +144,27 @@ static errcode_t map_block(struct e3_file *f, uint64_t lblk, uint64_t ndata,
 	unsigned nmeta, taken = 0;
 	errcode_t err;
 
+	if (lblk < EXT2_NDIR_BLOCKS) {
+		/* a direct block: what the general path below does for one
+		 * (no indirect block to make), without its three walks of
+		 * the map — most files copied in have no other blocks */
+		*pblk = f->bm.iblock[lblk];
+		*fresh = 0;
+		if (*pblk)
+			return 0;
+		if (ndata > bm_max_blocks(&f->bm) - lblk)
+			ndata = bm_max_blocks(&f->bm) - lblk;
+		want = ndata + bm_meta_between(f->bm.P, lblk, lblk + ndata);
+		err = take_block(f, want, pblk);
+		if (err) {
+			*pblk = 0;
+			return err;
+		}
+		f->bm.iblock[lblk] = (uint32_t)*pblk;
+		f->bm.nblocks++;
+		*fresh = 1;
+		return 0;
+	}
 	err = bm_lookup(&f->bm, lblk, pblk);
 	if (err || *pblk) {
 		*fresh = 0;
@@ -281,10 +308,11 @@ static errcode_t pread_all(int fd, char *p, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Writes n blocks from p at pblk; a failure is kept in werr (close must
- * not give the blocks to the inode). */
+/* Writes n blocks from p at pblk, the last zero bytes of them from
+ * zero_block instead; a failure is kept in werr (close must not give the
+ * blocks to the inode). */
 static errcode_t write_out(struct e3_file *f, const char *p, size_t n,
-			   blk64_t pblk)
+			   size_t zero, blk64_t pblk)
 {
 	errcode_t err;
 
@@ -292,10 +320,13 @@ static errcode_t write_out(struct e3_file *f, const char *p, size_t n,
 	 * journal pointer is fixed while files are open */
 	err = e3_journal_fault_write(f->img->journal);
 	if (!err) {
-		struct iovec iov = { .iov_base = (void *)p,
-				     .iov_len = n * f->bm.bs };
+		struct iovec iov[2] = {
+			{ .iov_base = (void *)p, .iov_len = n * f->bm.bs - zero },
+			{ .iov_base = (void *)zero_block, .iov_len = zero },
+		};
 
-		err = data_pwritev(f->img, &iov, 1, (uint64_t)pblk * f->bm.bs);
+		err = data_pwritev(f->img, iov, zero ? 2 : 1,
+				   (uint64_t)pblk * f->bm.bs);
 	}
 	if (!err)
 		e3_image_wrote(f->img, (uint64_t)n * f->bm.bs);
@@ -310,14 +341,27 @@ static errcode_t buf_flush(struct e3_file *f)
 
 	if (!f->buf_n)
 		return 0;
-	err = write_out(f, f->buf, f->buf_n, f->buf_pblk);
+	err = write_out(f, f->buf, f->buf_n, f->buf_zero, f->buf_pblk);
 	f->buf_n = 0;
+	f->buf_zero = 0;
 	return err;
 }
 
-/* Closing files whose buffers meet on disk: one pwritev for the lot. */
+/* The buffer's pending zeros into it: before its last block is written
+ * to or another block follows it. */
+static void buf_zero_fill(struct e3_file *f)
+{
+	if (f->buf_zero) {
+		memset(f->buf + f->buf_n * f->bm.bs - f->buf_zero, 0,
+		       f->buf_zero);
+		f->buf_zero = 0;
+	}
+}
+
+/* Closing files whose buffers meet on disk: one pwritev for the lot
+ * (two iovecs a file: its buffer, its tail's zeros). */
 #define FLUSH_MANY_MAX 64
-_Static_assert(FLUSH_MANY_MAX <= IOV_MAX, "one run must fit one pwritev");
+_Static_assert(2 * FLUSH_MANY_MAX <= IOV_MAX, "one run must fit one pwritev");
 
 /* By image, then disk address: one image's runs must not be split by
  * another's files at nearby addresses. */
@@ -335,24 +379,32 @@ static int by_buf_pblk(const void *a, const void *b)
 static void flush_run(struct e3_file **list, size_t n)
 {
 	struct e3_image *img = list[0]->img;
-	struct iovec iov[FLUSH_MANY_MAX];
+	struct iovec iov[2 * FLUSH_MANY_MAX];
 	unsigned bs = list[0]->bm.bs;
 	uint64_t bytes = 0;
+	int cnt = 0;
 	errcode_t err;
 
 	for (size_t i = 0; i < n; i++) {
-		iov[i].iov_base = list[i]->buf;
-		iov[i].iov_len = list[i]->buf_n * bs;
-		bytes += iov[i].iov_len;
+		size_t len = list[i]->buf_n * bs, zero = list[i]->buf_zero;
+
+		iov[cnt].iov_base = list[i]->buf;
+		iov[cnt++].iov_len = len - zero;
+		if (zero) {
+			iov[cnt].iov_base = (void *)zero_block;
+			iov[cnt++].iov_len = zero;
+		}
+		bytes += len;
 	}
 	err = e3_journal_fault_write(img->journal);
 	if (!err)
-		err = data_pwritev(img, iov, (int)n,
+		err = data_pwritev(img, iov, cnt,
 				   (uint64_t)list[0]->buf_pblk * bs);
 	if (!err)
 		e3_image_wrote(img, bytes);
 	for (size_t i = 0; i < n; i++) {
 		list[i]->buf_n = 0;
+		list[i]->buf_zero = 0;
 		if (err && !list[i]->werr)
 			list[i]->werr = err;
 	}
@@ -410,6 +462,7 @@ static errcode_t buf_slot(struct e3_file *f, uint64_t lblk, blk64_t pblk,
 		f->buf_lblk = lblk;
 		f->buf_pblk = pblk;
 	}
+	buf_zero_fill(f);		/* its last block is last no more */
 	if (f->buf_n == f->buf_cap) {
 		size_t cap = f->buf_cap ? f->buf_cap * 2 : 16;
 		char *nb;
@@ -462,6 +515,8 @@ static errcode_t write_at(struct e3_file *f, const char *src, size_t len,
 			n = len;
 		if (f->buf_n && lblk >= f->buf_lblk &&
 		    lblk < f->buf_lblk + f->buf_n) {
+			if (lblk == f->buf_lblk + f->buf_n - 1)
+				buf_zero_fill(f);
 			slot = f->buf + (lblk - f->buf_lblk) * bs;
 		} else {
 			uint64_t ndata = end_blk - lblk;
@@ -509,6 +564,7 @@ static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
 	size_t tail = len % bs;
 	char *data = f->spare;
 	blk64_t pblk0 = 0;
+	size_t zero = 0;
 	struct mapped m;
 	errcode_t err;
 
@@ -533,7 +589,7 @@ static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
 			break;
 		if (i == nblk - 1 && tail) {	/* the rest of the last block */
 			if (m.fresh)
-				memset(data + len, 0, bs - tail);
+				zero = bs - tail;	/* written as zeros */
 			else if ((err = pread_all(f->img->fd, data + len,
 						  bs - tail,
 						  (uint64_t)m.pblk * bs + tail)))
@@ -547,6 +603,7 @@ static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
 		f->buf_lblk = lblk;
 		f->buf_pblk = pblk0;
 		f->buf_n = i;
+		f->buf_zero = zero;
 		f->spare = NULL;
 		f->spare_bytes = 0;
 		if (off + len > f->size)
@@ -554,7 +611,7 @@ static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
 		return 0;
 	}
 	if (i) {			/* whole blocks, the tail is not in it */
-		errcode_t err2 = write_out(f, data, i, pblk0);
+		errcode_t err2 = write_out(f, data, i, 0, pblk0);
 
 		end = (lblk + i) * bs;
 		if (!err2 && end > f->size)
@@ -574,13 +631,22 @@ static errcode_t write_spare(struct e3_file *f, size_t len, uint64_t off)
 static errcode_t file_new(struct e3_image *img, uint64_t size_hint,
 			  struct e3_file **ret)
 {
-	struct e3_file *f = calloc(1, sizeof(*f));
+	struct e3_file *f = e3_load_file_reuse(img);
 	struct bm_io io = { ind_read, ind_write, NULL };
 	unsigned bs = img->fs->blocksize;	/* fixed for the image's life */
 
-	if (!f)
-		return ENOMEM;
-	pthread_mutex_init(&f->lock, NULL);
+	if (f) {	/* from the pool: its lock and read buffer stay */
+		char *spare = f->spare;
+		size_t spare_bytes = f->spare_bytes;
+
+		memset(&f->img, 0, sizeof(*f) - offsetof(struct e3_file, img));
+		f->spare = spare;
+		f->spare_bytes = spare_bytes;
+	} else {
+		if (!(f = calloc(1, sizeof(*f))))
+			return ENOMEM;
+		pthread_mutex_init(&f->lock, NULL);
+	}
 	f->img = img;
 	f->runs = &f->run1;
 	f->capruns = 1;
@@ -595,7 +661,9 @@ static errcode_t file_new(struct e3_image *img, uint64_t size_hint,
 	return 0;
 }
 
-/* Under fs_lock, right after the inode is made: the file's reservation.
+/* Under fs_lock, right after the inode is made: the file's reservation
+ * (its blocks claimed at once when one free run holds them: the run
+ * becomes run1).
  * A hinted file books its whole window now, in create order, so its
  * layout does not depend on which thread writes first (alloc.h,
  * DETERMINISM); a full image only means the file goes windowless.
@@ -605,6 +673,7 @@ static errcode_t file_bind(struct e3_file *f, ext2_ino_t ino, uint64_t total)
 {
 	struct e3_alloc *a = f->img->alloc;
 	uint64_t hint_total = total;
+	blk64_t start = 0, got = 0;
 	errcode_t err;
 
 	f->ino = ino;
@@ -613,8 +682,60 @@ static errcode_t file_bind(struct e3_file *f, ext2_ino_t ino, uint64_t total)
 	/* ext3 colours a writer's first goal by its process id; ours comes
 	 * from the file, for the same reason */
 	e3_rsv_init(a, &f->rsv, ino, hint_total, ino % 16);
-	err = e3_rsv_book(a, &f->rsv, e3_rsv_goal(a, &f->rsv));
+	err = e3_rsv_book_claim(a, &f->rsv, e3_rsv_goal(a, &f->rsv),
+				&start, &got);
+	if (!err && got) {	/* take_block uses it first */
+		f->run1.start = start;
+		f->run1.len = got;
+		f->run1.used = 0;
+		f->nruns = 1;
+	}
 	return err == E3_IMAGE_FULL ? 0 : err;
+}
+
+/* file_new's reuse clears everything from img on and keeps the lock */
+_Static_assert(offsetof(struct e3_file, lock) < offsetof(struct e3_file, img) &&
+	       offsetof(struct e3_file, pool_next) < offsetof(struct e3_file, img),
+	       "struct e3_file: link, pool_next and lock come first");
+
+void e3_file_pool_free(struct e3_file *f)
+{
+	free(f->spare);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+/* A closed file's struct made ready for the pool: its write buffer (when
+ * small) kept as the next user's read buffer, the rest freed. */
+static void file_strip(struct e3_file *f)
+{
+	bm_free(&f->bm);
+	if (f->runs != &f->run1)
+		free(f->runs);
+	free(f->spare);
+	f->spare = NULL;
+	f->spare_bytes = 0;
+	if (f->buf && f->buf_cap * f->bm.bs <= E3_LOAD_POOL_BUF) {
+		f->spare = f->buf;
+		f->spare_bytes = f->buf_cap * f->bm.bs;
+	} else {
+		free(f->buf);
+	}
+	f->buf = NULL;
+	f->buf_cap = 0;
+}
+
+/* Stripped files of one image leave the open list together and go into
+ * the pool (or are freed when it is full). */
+static void files_retire(struct e3_image *img, struct e3_file **files,
+			 size_t n)
+{
+	unsigned char kept[FLUSH_MANY_MAX];
+
+	e3_load_files_del_keep(img, files, n, kept);
+	for (size_t i = 0; i < n; i++)
+		if (!kept[i])
+			e3_file_pool_free(files[i]);
 }
 
 static void file_free(struct e3_file *f)
@@ -651,6 +772,7 @@ static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
 	} here;
 	struct ext2_inode_large *inode = &here.inode;
 	struct e3_attr a = *attr;
+	struct ext2_inode pi;
 	ext2_ino_t ino;
 	errcode_t err;
 
@@ -658,13 +780,15 @@ static errcode_t create_inode(struct e3_image *img, ext2_ino_t parent,
 	    !(inode = e3_inode_alloc(fs)))
 		return ENOMEM;
 	a.mode = LINUX_S_IFREG | (attr->mode & 07777);
-	err = e3_inode_new_in(img, parent, name, &a, 1, inode, &ino);
+	err = e3_inode_new_in_pi(img, parent, name, &a, 1, inode, &ino, &pi);
 	if (err)
 		goto out;
 	err = ext2fs_write_inode_full(fs, ino, EXT2_INODE(inode),
 				      EXT2_INODE_SIZE(fs->super));
+	/* the parent's inode as the check read it: an inode number and a
+	 * new inode (not the parent's) were all that was written since */
 	if (!err)
-		err = e3_dir_add(fs, parent, name, ino, a.mode);
+		err = e3_dir_add_known(fs, parent, &pi, name, ino, a.mode);
 	if (err) {
 		errcode_t undo;
 
@@ -1002,13 +1126,53 @@ static errcode_t close_commit(struct e3_file *f, errcode_t err)
 	return err ? err : err2;
 }
 
+/* The blocks of the files whose closes end together, counted in
+ * libext2fs in as few calls as they allow: a batch's files lie back to
+ * back, and each ext2fs_block_alloc_stats_range call walks the group's
+ * descriptor, bitmap and superblock counts (a twentieth of a small
+ * file's copy-in instructions, one call per file). The counts and bits
+ * it leaves do not depend on how the ranges are cut. */
+#define COUNT_RUNS 32
+
+struct count_runs {
+	blk64_t start[COUNT_RUNS], len[COUNT_RUNS];
+	unsigned n;
+};
+
+static void count_flush(ext2_filsys fs, struct count_runs *c)
+{
+	for (unsigned i = 0; i < c->n; i++)
+		ext2fs_block_alloc_stats_range(fs, c->start[i],
+					       (blk_t)c->len[i], +1);
+	c->n = 0;
+}
+
+static void count_add(ext2_filsys fs, struct count_runs *c, blk64_t start,
+		      blk64_t len)
+{
+	if (c->n && c->start[c->n - 1] + c->len[c->n - 1] == start &&
+	    c->len[c->n - 1] + len <= UINT32_MAX) {
+		c->len[c->n - 1] += len;
+		return;
+	}
+	if (c->n == COUNT_RUNS)
+		count_flush(fs, c);
+	c->start[c->n] = start;
+	c->len[c->n++] = len;
+}
+
 /* The end of one file's close in commit_many, as close_commit ends it,
  * but for its end of operation: the blocks counted (its inode has them,
- * *err == 0) or given back. */
-static void commit_blocks(struct e3_file *f, errcode_t *err)
+ * *err == 0: into c, counted by the caller's count_flush) or given
+ * back. */
+static void commit_blocks(struct e3_file *f, errcode_t *err,
+			  struct count_runs *c)
 {
 	if (!*err) {
-		count_blocks(f);
+		for (size_t i = 0; i < f->nruns; i++)
+			if (f->runs[i].used)
+				count_add(f->img->fs, c, f->runs[i].start,
+					  f->runs[i].used);
 	} else {
 		e3_undo_begin(f->img);
 		release_blocks(f);
@@ -1036,6 +1200,7 @@ static void commit_many(struct e3_image *img, struct e3_file **files,
 {
 	ext2_filsys fs = img->fs;
 	unsigned char queued[FLUSH_MANY_MAX], patched[FLUSH_MANY_MAX];
+	struct count_runs counts = { .n = 0 };
 	struct e3_itab t;
 	errcode_t err;
 
@@ -1067,8 +1232,9 @@ static void commit_many(struct e3_image *img, struct e3_file **files,
 					continue;
 				if (patched[k] && err)
 					errs[k] = err;
-				commit_blocks(files[k], &errs[k]);
+				commit_blocks(files[k], &errs[k], &counts);
 			}
+			count_flush(fs, &counts);
 			/* only then any end: the first may commit */
 			for (size_t k = 0; k < i; k++) {
 				if (!queued[k])
@@ -1102,7 +1268,7 @@ static void commit_many(struct e3_image *img, struct e3_file **files,
 }
 
 /* Without fs_lock: what was claimed and not used (or not kept) goes
- * back; f is freed. */
+ * back; f is stripped (files_retire then frees or keeps it). */
 static void close_end(struct e3_file *f)
 {
 	struct e3_image *img = f->img;
@@ -1116,8 +1282,7 @@ static void close_end(struct e3_file *f)
 	}
 	e3_rsv_discard(img->alloc, &f->rsv);
 	pthread_mutex_unlock(&f->lock);
-	e3_load_file_del(img, f);
-	file_free(f);
+	file_strip(f);
 }
 
 errcode_t e3_file_close(e3_file_t *f)
@@ -1133,6 +1298,7 @@ errcode_t e3_file_close(e3_file_t *f)
 	err = close_commit(f, err);
 	e3_fs_unlock(f->img);
 	close_end(f);
+	files_retire(f->img, &f, 1);
 	return err;
 }
 
@@ -1168,6 +1334,7 @@ errcode_t e3_file_flush_many(e3_file_t **files, size_t n)
 
 errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 {
+	struct e3_file *done[FLUSH_MANY_MAX];
 	struct e3_image *img = NULL;
 	errcode_t first = 0;
 	int one_image = 1;
@@ -1212,11 +1379,24 @@ errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 		}
 		e3_fs_unlock(img);
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (files[i] && errs[i] != E3_FILE_CLOSED)
-			close_end(files[i]);
+	for (size_t i = 0, nd = 0; i < n; i++) {
+		struct e3_file *f = files[i];
+
+		if (f && errs[i] != E3_FILE_CLOSED) {
+			close_end(f);
+			/* the batch's files leave the open list in one
+			 * hold of its lock, each image's on its own */
+			if (nd && (done[0]->img != f->img ||
+				   nd == FLUSH_MANY_MAX)) {
+				files_retire(done[0]->img, done, nd);
+				nd = 0;
+			}
+			done[nd++] = f;
+		}
 		if (!first)
 			first = errs[i];
+		if (i == n - 1 && nd)
+			files_retire(done[0]->img, done, nd);
 	}
 	return first;
 }

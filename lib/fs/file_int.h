@@ -18,6 +18,7 @@ struct e3_run {
 
 struct e3_file {
 	TAILQ_ENTRY(e3_file) link;	/* [load->lock] */
+	struct e3_file *pool_next;	/* [load->lock] in load->pool */
 	pthread_mutex_t lock;		/* this file's state below */
 	struct e3_image *img;
 	ext2_ino_t ino;
@@ -39,6 +40,11 @@ struct e3_file {
 	uint64_t buf_lblk;
 	blk64_t buf_pblk;
 	size_t buf_n;
+	size_t buf_zero;		/* [lock] the last buf_zero bytes of the
+					   buffer's last block are zeros still
+					   to be written (from zero_block, not
+					   memset: a small file's tail is half
+					   a block on average) */
 	/* the caller's read buffer (e3_file_wbuf): spare_bytes allocated,
 	 * spare_len the most it may hand back, 0 once it has */
 	char *spare;			/* [lock] */
@@ -51,5 +57,7 @@ struct e3_file {
 /* Frees an open file without writing anything (image close/abort with
  * the file still open): its window is dropped, claimed blocks go back. */
 void e3_file_drop(struct e3_file *f);
+/* Frees a struct from load->pool (its read buffer, its lock). */
+void e3_file_pool_free(struct e3_file *f);
 
 #endif

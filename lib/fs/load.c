@@ -65,6 +65,10 @@ static void free_load(struct e3_image *img)
 			free(s);
 		}
 	}
+	while ((f = l->pool) != NULL) {
+		l->pool = f->pool_next;
+		e3_file_pool_free(f);
+	}
 	e3_dc_free(img);
 	pthread_mutex_destroy(&l->lock);
 	free(l);
@@ -107,6 +111,46 @@ void e3_load_file_del(struct e3_image *img, struct e3_file *f)
 	TAILQ_REMOVE(bucket(img->load, f->ino), f, link);
 	img->load->nfiles--;
 	pthread_mutex_unlock(&img->load->lock);
+}
+
+void e3_load_files_del_keep(struct e3_image *img, struct e3_file **files,
+			    size_t n, unsigned char *kept)
+{
+	struct e3_load *l = img->load;
+
+	pthread_mutex_lock(&l->lock);
+	for (size_t i = 0; i < n; i++) {
+		struct e3_file *f = files[i];
+
+		TAILQ_REMOVE(bucket(l, f->ino), f, link);
+		l->nfiles--;
+#if E3_LOAD_POOL > 0
+		kept[i] = l->npool < E3_LOAD_POOL;
+#else
+		kept[i] = 0;
+#endif
+		if (kept[i]) {
+			f->pool_next = l->pool;
+			l->pool = f;
+			l->npool++;
+		}
+	}
+	pthread_mutex_unlock(&l->lock);
+}
+
+struct e3_file *e3_load_file_reuse(struct e3_image *img)
+{
+	struct e3_load *l = img->load;
+	struct e3_file *f;
+
+	pthread_mutex_lock(&l->lock);
+	f = l->pool;
+	if (f) {
+		l->pool = f->pool_next;
+		l->npool--;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return f;
 }
 
 int e3_load_file_is_open(struct e3_image *img, ext2_ino_t ino)
@@ -220,6 +264,15 @@ errcode_t e3_map_err(errcode_t err)
 errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
 			     const char *name, int links_needed)
 {
+	struct ext2_inode pi;
+
+	return e3_check_new_entry_pi(fs, parent, name, links_needed, &pi);
+}
+
+errcode_t e3_check_new_entry_pi(ext2_filsys fs, ext2_ino_t parent,
+				const char *name, int links_needed,
+				struct ext2_inode *pip)
+{
 	struct e3_image *img = e3_image_of(fs);
 	struct ext2_inode pi;
 	ext2_ino_t ino;
@@ -234,13 +287,14 @@ errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
 	err = ext2fs_read_inode(fs, parent, &pi);
 	if (err)
 		return err;
+	*pip = pi;
 	if (pi.i_links_count == 0)
 		return E3_NOT_FOUND;
 	if (!LINUX_S_ISDIR(pi.i_mode))
 		return E3_NOT_DIR;
 	if (links_needed && pi.i_links_count >= E3_LINK_MAX)
 		return E3_LINK_LIMIT;
-	err = img ? e3_dc_find(img, parent, name, &ino, &lblk)
+	err = img ? e3_dc_find_known(img, parent, &pi, name, &ino, &lblk)
 		  : e3_dir_find(fs, parent, name, &ino, &lblk);
 	if (err == 0)
 		return E3_NAME_EXISTS;
@@ -298,14 +352,14 @@ static int refused_before_writing(errcode_t err)
 /* Through the directory cache when it covers dir (images opened by this
  * library), else libext2fs. */
 static errcode_t link_once(struct e3_image *img, ext2_filsys fs,
-			   ext2_ino_t dir, const char *name, ext2_ino_t ino,
-			   int ft)
+			   ext2_ino_t dir, const struct ext2_inode *di,
+			   const char *name, ext2_ino_t ino, int ft)
 {
 	int handled = 0;
 	errcode_t err;
 
 	if (img) {
-		err = e3_dc_link(img, dir, name, ino, ft, &handled);
+		err = e3_dc_link_known(img, dir, di, name, ino, ft, &handled);
 		if (!err && !handled)
 			err = e3_dc_dir_owned(img, dir);
 		if (err || handled)
@@ -317,11 +371,18 @@ static errcode_t link_once(struct e3_image *img, ext2_filsys fs,
 errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
 		     ext2_ino_t ino, uint32_t mode)
 {
+	return e3_dir_add_known(fs, dir, NULL, name, ino, mode);
+}
+
+errcode_t e3_dir_add_known(ext2_filsys fs, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t ino, uint32_t mode)
+{
 	int ft = ext2fs_has_feature_filetype(fs->super) ? file_type_of(mode) : 0;
 	struct e3_image *img = e3_image_of(fs);
 	errcode_t err;
 
-	err = link_once(img, fs, dir, name, ino, ft);
+	err = link_once(img, fs, dir, di, name, ino, ft);
 	if (err == EXT2_ET_DIR_NO_SPACE) {
 		/* 1.47.0's ext2fs_link does not grow the directory itself;
 		 * expand_dir allocates through our hook. */
@@ -329,8 +390,8 @@ errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
 		if (err)
 			return e3_map_err(err);		/* nothing written */
 		err = ext2fs_expand_dir(fs, dir);
-		if (!err)
-			err = link_once(img, fs, dir, name, ino, ft);
+		if (!err)	/* the directory grew: its inode read again */
+			err = link_once(img, fs, dir, NULL, name, ino, ft);
 		if (err)
 			goto half_done;
 	} else if (err && !refused_before_writing(err)) {
@@ -419,10 +480,21 @@ errcode_t e3_inode_new_in(struct e3_image *img, ext2_ino_t parent,
 			  uint16_t links, struct ext2_inode_large *inode,
 			  ext2_ino_t *ino)
 {
+	struct ext2_inode pi;
+
+	return e3_inode_new_in_pi(img, parent, name, attr, links, inode, ino,
+				  &pi);
+}
+
+errcode_t e3_inode_new_in_pi(struct e3_image *img, ext2_ino_t parent,
+			     const char *name, const struct e3_attr *attr,
+			     uint16_t links, struct ext2_inode_large *inode,
+			     ext2_ino_t *ino, struct ext2_inode *pi)
+{
 	int is_dir = LINUX_S_ISDIR(attr->mode);
 	errcode_t err;
 
-	err = e3_check_new_entry(img->fs, parent, name, is_dir);
+	err = e3_check_new_entry_pi(img->fs, parent, name, is_dir, pi);
 	if (!err)
 		err = e3_ialloc(img->fs, parent, is_dir, ino);
 	if (!err)

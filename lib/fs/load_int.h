@@ -26,9 +26,16 @@ struct e3_file;
 
 /* Per-image load state. */
 #define E3_LOAD_FILE_BUCKETS 256	/* a power of two */
+#if defined(__SANITIZE_ADDRESS__)
+#define E3_LOAD_POOL 0		/* ASan builds: every use after close shows */
+#else
+#define E3_LOAD_POOL 64
+#endif
+#define E3_LOAD_POOL_BUF (64u << 10)
 
 struct e3_load {
-	pthread_mutex_t lock;		/* guards the open-file list only; a
+	pthread_mutex_t lock;		/* guards the open-file list and the
+					   pool of closed files' structs; a
 					   leaf: nothing is taken under it */
 	/* [lock] files created, not closed, hashed by inode number: the
 	 * "is it open" question of every unlink and rename must not walk
@@ -36,6 +43,13 @@ struct e3_load {
 	 * clients) */
 	TAILQ_HEAD(e3_file_list, e3_file) files[E3_LOAD_FILE_BUCKETS];
 	unsigned nfiles;		/* [lock] */
+	/* [lock] closed files' structs, each with its write buffer as the
+	 * next user's read buffer (file.c file_new/file_keep): a calloc,
+	 * a buffer's malloc and three frees per small file showed in
+	 * copy-in profiles. At most E3_LOAD_POOL, buffers of at most
+	 * E3_LOAD_POOL_BUF bytes: 4 MiB. */
+	struct e3_file *pool;
+	unsigned npool;
 	/* [fs_lock] files created whose close has not yet given the inode
 	 * its data: while any is, operations end without a timed commit
 	 * (e3_op_end), so that a replay never shows one of their names
@@ -53,10 +67,20 @@ struct e3_load {
  * hash without reading anything, a present one in the name's block. */
 errcode_t e3_dc_find(struct e3_image *img, ext2_ino_t dir, const char *name,
 		     ext2_ino_t *ino, blk64_t *lblk);
+/* e3_dc_find with dir's inode as the caller read it just now under the
+ * same fs_lock hold (NULL: read it): one read of it less per name. */
+errcode_t e3_dc_find_known(struct e3_image *img, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t *ino, blk64_t *lblk);
 /* Adds the entry where ext2fs_link would. *handled = 0: the cache does not
  * cover dir, use ext2fs_link. EXT2_ET_DIR_NO_SPACE: grow dir first. */
 errcode_t e3_dc_link(struct e3_image *img, ext2_ino_t dir, const char *name,
 		     ext2_ino_t ino, int ft, int *handled);
+/* e3_dc_link with dir's inode as read under this fs_lock hold (NULL:
+ * read it). */
+errcode_t e3_dc_link_known(struct e3_image *img, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t ino, int ft, int *handled);
 /* A name was removed from dir (or its blocks rewritten): read it again
  * when next needed. */
 void e3_dc_forget(struct e3_image *img, ext2_ino_t dir);
@@ -76,6 +100,14 @@ void e3_dc_free(struct e3_image *img);
 /* Registers/unregisters an open file so that image close can tell. */
 void e3_load_file_add(struct e3_image *img, struct e3_file *f);
 void e3_load_file_del(struct e3_image *img, struct e3_file *f);
+/* e3_load_file_del of files[0..n) (all of img) in one hold of the lock,
+ * each (closed, its lock released, nothing left but its read buffer)
+ * kept in the pool while it has room: kept[i] 1, else the caller frees
+ * it. */
+void e3_load_files_del_keep(struct e3_image *img, struct e3_file **files,
+			    size_t n, unsigned char *kept);
+/* A struct from the pool, NULL when it is empty. */
+struct e3_file *e3_load_file_reuse(struct e3_image *img);
 /* Whether a file of inode ino was created and not closed yet (its blocks
  * and size are committed at close). */
 int e3_load_file_is_open(struct e3_image *img, ext2_ino_t ino);
@@ -110,11 +142,21 @@ errcode_t e3_check_name(const char *name);
  * E3_LINK_MAX. Caller holds fs_lock. */
 errcode_t e3_check_new_entry(ext2_filsys fs, ext2_ino_t parent,
 			     const char *name, int links_needed);
+/* The same, the parent's inode as read for the check into *pi. */
+errcode_t e3_check_new_entry_pi(ext2_filsys fs, ext2_ino_t parent,
+				const char *name, int links_needed,
+				struct ext2_inode *pi);
 
 /* Adds name → ino (file type from mode) to dir, growing the directory by
  * a block when it is full. Caller holds fs_lock. */
 errcode_t e3_dir_add(ext2_filsys fs, ext2_ino_t dir, const char *name,
 		     ext2_ino_t ino, uint32_t mode);
+/* e3_dir_add with dir's inode as the caller read it under this fs_lock
+ * hold, nothing having written it since (NULL: read it): the directory
+ * cache's first look uses it instead of reading it again. */
+errcode_t e3_dir_add_known(ext2_filsys fs, ext2_ino_t dir,
+			   const struct ext2_inode *di, const char *name,
+			   ext2_ino_t ino, uint32_t mode);
 
 /* Fills mode, owner and times (with nanoseconds where the inode has room)
  * from attr; keeps everything else. */
@@ -149,6 +191,12 @@ errcode_t e3_inode_new_in(struct e3_image *img, ext2_ino_t parent,
 			  const char *name, const struct e3_attr *attr,
 			  uint16_t links, struct ext2_inode_large *inode,
 			  ext2_ino_t *ino);
+/* e3_inode_new_in, the parent's inode as its check read it into *pi
+ * (for e3_dir_add_known: nothing here writes the parent's inode). */
+errcode_t e3_inode_new_in_pi(struct e3_image *img, ext2_ino_t parent,
+			     const char *name, const struct e3_attr *attr,
+			     uint16_t links, struct ext2_inode_large *inode,
+			     ext2_ino_t *ino, struct ext2_inode *pi);
 
 /* Maps libext2fs' "not found" style codes to ours. */
 errcode_t e3_map_err(errcode_t err);

@@ -124,6 +124,12 @@ void e3_journal_revoke(struct e3_journal *j, blk64_t blk);
 /* blk is one of the journal inode's blocks (log or indirect): never a
  * file's. */
 int e3_journal_holds(const struct e3_journal *j, blk64_t blk);
+/* io is this journal's capturing channel: a write_byte through it of a
+ * few bytes of a block changes only those bytes of the running
+ * transaction's copy (a partial capture), so callers may write what they
+ * changed instead of the whole block. 0 for NULL, bypass, or another
+ * channel. Caller holds fs_lock. */
+int e3_journal_captures(const struct e3_journal *j, io_channel io);
 /* Final commit and checkpoint, needs_recovery cleared, I/O unwrapped,
  * freed (even on error). Waits for a commit in flight first. Caller holds
  * fs_lock. */

@@ -357,6 +357,11 @@ errcode_t jio_capture(struct e3_journal *j, uint64_t off, uint64_t len,
 	return err;
 }
 
+int e3_journal_captures(const struct e3_journal *j, io_channel io)
+{
+	return j && !j->bypass && j->wrap && io == j->wrap;
+}
+
 /* ---- the io_manager entry points ------------------------------------- */
 
 static uint64_t ch_bytes(io_channel ch, int count)

@@ -3,7 +3,10 @@
  * e3_file_pwrite_wbuf), which copy-in reads source data straight into.
  *
  * - The usual case: the buffer becomes the write-behind buffer as it is;
- *   the file reads back whole and the last block's tail is zeros.
+ *   the file reads back whole and the last block's tail is zeros. The
+ *   tail's zeros are written from a zero block at the flush: a write
+ *   that continues into that last block, or adds blocks right after it,
+ *   still finds zeros there.
  * - A write whose blocks are not back to back (the indirect block sits
  *   between block 11 and block 12 of a 1 KiB-block image) still lands
  *   whole: the head goes out at once, the rest is copied — and when that
@@ -186,6 +189,62 @@ static void test_adopted(void)
 	CHECK_OK(e3_image_close(img));
 	expect(want, 5000, 0, 1);
 	check_file("a", want, 5000, 1);
+	CHECK(fsck_clean());
+}
+
+/* The adopted buffer's last block is partial and its tail goes out as
+ * zeros at the flush; a write that then continues into that block, or
+ * one that adds blocks after it, must find those bytes zero (their
+ * garbage, 0xff here, would land inside the file or past its end). */
+static void test_adopted_then_continued(void)
+{
+	static char want[16384];
+	e3_image_t *img = NULL;
+	e3_file_t *f;
+
+	img = new_image(1024);
+	if (!img)
+		return;
+	memset(want, 0, sizeof(want));
+	f = create(img, "b", 0);
+	if (f) {
+		void *buf;
+		char more[3000];
+
+		CHECK_OK(e3_file_wbuf(f, 5000, &buf));
+		if (buf)
+			memset(buf, 0xff, 5120);
+		fill(buf, 5000, 2);
+		CHECK_OK(e3_file_pwrite_wbuf(f, 5000, 0));
+		/* 5100..5110 inside block 4, whose 5000..5120 was pending;
+		 * then 5120.. in new blocks right after it */
+		fill(more, 10, 3);
+		CHECK_OK(e3_file_pwrite(f, more, 10, 5100));
+		fill(more, sizeof(more), 4);
+		CHECK_OK(e3_file_pwrite(f, more, sizeof(more), 5120));
+		CHECK_OK(e3_file_close(f));
+	}
+	/* and blocks added right after the pending tail, nothing between */
+	f = create(img, "c", 0);
+	if (f) {
+		void *buf;
+		char more[3000];
+
+		CHECK_OK(e3_file_wbuf(f, 5000, &buf));
+		if (buf)
+			memset(buf, 0xff, 5120);
+		fill(buf, 5000, 2);
+		CHECK_OK(e3_file_pwrite_wbuf(f, 5000, 0));
+		fill(more, sizeof(more), 4);
+		CHECK_OK(e3_file_pwrite(f, more, sizeof(more), 5120));
+		CHECK_OK(e3_file_close(f));
+	}
+	CHECK_OK(e3_image_close(img));
+	expect(want, 5000, 0, 2);
+	expect(want, 3000, 5120, 4);
+	check_file("c", want, 5120 + 3000, 1);
+	expect(want, 10, 5100, 3);
+	check_file("b", want, 5120 + 3000, 1);
 	CHECK(fsck_clean());
 }
 
@@ -400,6 +459,7 @@ int main(void)
 		 (int)getpid());
 	unsetenv("E3_FAULT");
 	RUN(test_adopted);
+	RUN(test_adopted_then_continued);
 	RUN(test_split_at_indirect);
 	RUN(test_overwrite_keeps_tail);
 	RUN(test_full_midway);
