@@ -196,6 +196,20 @@ static void test_adopted(void)
  * zeros at the flush; a write that then continues into that block, or
  * one that adds blocks after it, must find those bytes zero (their
  * garbage, 0xff here, would land inside the file or past its end). */
+/* 5000 bytes of pattern 2 written through the read buffer, whose last
+ * block's other 120 bytes are garbage (0xff) */
+static void adopt_garbage_tail(e3_file_t *f)
+{
+	void *buf = NULL;
+
+	CHECK_OK(e3_file_wbuf(f, 5000, &buf));
+	if (!buf)
+		return;
+	memset(buf, 0xff, 5120);
+	fill(buf, 5000, 2);
+	CHECK_OK(e3_file_pwrite_wbuf(f, 5000, 0));
+}
+
 static void test_adopted_then_continued(void)
 {
 	static char want[16384];
@@ -208,14 +222,9 @@ static void test_adopted_then_continued(void)
 	memset(want, 0, sizeof(want));
 	f = create(img, "b", 0);
 	if (f) {
-		void *buf;
 		char more[3000];
 
-		CHECK_OK(e3_file_wbuf(f, 5000, &buf));
-		if (buf)
-			memset(buf, 0xff, 5120);
-		fill(buf, 5000, 2);
-		CHECK_OK(e3_file_pwrite_wbuf(f, 5000, 0));
+		adopt_garbage_tail(f);
 		/* 5100..5110 inside block 4, whose 5000..5120 was pending;
 		 * then 5120.. in new blocks right after it */
 		fill(more, 10, 3);
@@ -227,14 +236,9 @@ static void test_adopted_then_continued(void)
 	/* and blocks added right after the pending tail, nothing between */
 	f = create(img, "c", 0);
 	if (f) {
-		void *buf;
 		char more[3000];
 
-		CHECK_OK(e3_file_wbuf(f, 5000, &buf));
-		if (buf)
-			memset(buf, 0xff, 5120);
-		fill(buf, 5000, 2);
-		CHECK_OK(e3_file_pwrite_wbuf(f, 5000, 0));
+		adopt_garbage_tail(f);
 		fill(more, sizeof(more), 4);
 		CHECK_OK(e3_file_pwrite(f, more, sizeof(more), 5120));
 		CHECK_OK(e3_file_close(f));
