@@ -165,6 +165,20 @@ static void check_file(const char *name, const char *want, uint64_t size,
 	CHECK(tz || !tail);
 }
 
+/* 5000 bytes of pattern seed written through the read buffer, whose
+ * last block's other 120 bytes are garbage (0xff) */
+static void adopt_garbage_tail(e3_file_t *f, int seed)
+{
+	void *buf = NULL;
+
+	CHECK_OK(e3_file_wbuf(f, 5000, &buf));
+	if (!buf)
+		return;
+	memset(buf, 0xff, 5120);
+	fill(buf, 5000, seed);
+	CHECK_OK(e3_file_pwrite_wbuf(f, 5000, 0));
+}
+
 static void test_adopted(void)
 {
 	static char want[8192];
@@ -177,13 +191,7 @@ static void test_adopted(void)
 	/* the buffer is dirtied past len first: the tail must still be 0 */
 	f = create(img, "a", 5000);
 	if (f) {
-		void *buf;
-
-		CHECK_OK(e3_file_wbuf(f, 5000, &buf));
-		if (buf)
-			memset(buf, 0xff, 5120);
-		fill(buf, 5000, 1);
-		CHECK_OK(e3_file_pwrite_wbuf(f, 5000, 0));
+		adopt_garbage_tail(f, 1);
 		CHECK_OK(e3_file_close(f));
 	}
 	CHECK_OK(e3_image_close(img));
@@ -196,20 +204,6 @@ static void test_adopted(void)
  * zeros at the flush; a write that then continues into that block, or
  * one that adds blocks after it, must find those bytes zero (their
  * garbage, 0xff here, would land inside the file or past its end). */
-/* 5000 bytes of pattern 2 written through the read buffer, whose last
- * block's other 120 bytes are garbage (0xff) */
-static void adopt_garbage_tail(e3_file_t *f)
-{
-	void *buf = NULL;
-
-	CHECK_OK(e3_file_wbuf(f, 5000, &buf));
-	if (!buf)
-		return;
-	memset(buf, 0xff, 5120);
-	fill(buf, 5000, 2);
-	CHECK_OK(e3_file_pwrite_wbuf(f, 5000, 0));
-}
-
 static void test_adopted_then_continued(void)
 {
 	static char want[16384];
@@ -224,7 +218,7 @@ static void test_adopted_then_continued(void)
 	if (f) {
 		char more[3000];
 
-		adopt_garbage_tail(f);
+		adopt_garbage_tail(f, 2);
 		/* 5100..5110 inside block 4, whose 5000..5120 was pending;
 		 * then 5120.. in new blocks right after it */
 		fill(more, 10, 3);
@@ -238,7 +232,7 @@ static void test_adopted_then_continued(void)
 	if (f) {
 		char more[3000];
 
-		adopt_garbage_tail(f);
+		adopt_garbage_tail(f, 2);
 		fill(more, sizeof(more), 4);
 		CHECK_OK(e3_file_pwrite(f, more, sizeof(more), 5120));
 		CHECK_OK(e3_file_close(f));
