@@ -740,13 +740,8 @@ static void files_retire(struct e3_image *img, struct e3_file **files,
 
 static void file_free(struct e3_file *f)
 {
-	bm_free(&f->bm);
-	if (f->runs != &f->run1)
-		free(f->runs);
-	free(f->buf);
-	free(f->spare);
-	pthread_mutex_destroy(&f->lock);
-	free(f);
+	file_strip(f);
+	e3_file_pool_free(f);
 }
 
 void e3_file_drop(struct e3_file *f)
@@ -1017,13 +1012,48 @@ static errcode_t patch_inode(struct e3_file *f, struct ext2_inode_large *at)
 }
 
 /* The blocks the inode now maps count as used in libext2fs' bitmaps. */
-static void count_blocks(struct e3_file *f)
+/* The blocks of the files whose closes end together, counted in
+ * libext2fs in as few calls as they allow: a batch's files lie back to
+ * back, and each ext2fs_block_alloc_stats_range call walks the group's
+ * descriptor, bitmap and superblock counts (a twentieth of a small
+ * file's copy-in instructions, one call per file). The counts and bits
+ * it leaves do not depend on how the ranges are cut. */
+#define COUNT_RUNS 32
+
+struct count_runs {
+	blk64_t start[COUNT_RUNS], len[COUNT_RUNS];
+	unsigned n;
+};
+
+static void count_flush(ext2_filsys fs, struct count_runs *c)
+{
+	for (unsigned i = 0; i < c->n; i++)
+		ext2fs_block_alloc_stats_range(fs, c->start[i],
+					       (blk_t)c->len[i], +1);
+	c->n = 0;
+}
+
+static void count_add(ext2_filsys fs, struct count_runs *c, blk64_t start,
+		      blk64_t len)
+{
+	if (c->n && c->start[c->n - 1] + c->len[c->n - 1] == start &&
+	    c->len[c->n - 1] + len <= UINT32_MAX) {
+		c->len[c->n - 1] += len;
+		return;
+	}
+	if (c->n == COUNT_RUNS)
+		count_flush(fs, c);
+	c->start[c->n] = start;
+	c->len[c->n++] = len;
+}
+
+/* f's used blocks into c (counted at the caller's count_flush) */
+static void count_blocks(struct e3_file *f, struct count_runs *c)
 {
 	for (size_t i = 0; i < f->nruns; i++)
 		if (f->runs[i].used)
-			ext2fs_block_alloc_stats_range(f->img->fs,
-						       f->runs[i].start,
-						       f->runs[i].used, +1);
+			count_add(f->img->fs, c, f->runs[i].start,
+				  f->runs[i].used);
 }
 
 /* Under fs_lock: the blocks count in libext2fs, the inode gets its map. */
@@ -1056,8 +1086,12 @@ static errcode_t commit_file(struct e3_file *f)
 	if (!err)
 		err = ext2fs_write_inode_full(fs, f->ino, EXT2_INODE(inode),
 					      EXT2_INODE_SIZE(fs->super));
-	if (!err)
-		count_blocks(f);
+	if (!err) {
+		struct count_runs c = { .n = 0 };
+
+		count_blocks(f, &c);
+		count_flush(fs, &c);
+	}
 out:
 	if (inode != &here.inode)
 		free(inode);
@@ -1126,41 +1160,6 @@ static errcode_t close_commit(struct e3_file *f, errcode_t err)
 	return err ? err : err2;
 }
 
-/* The blocks of the files whose closes end together, counted in
- * libext2fs in as few calls as they allow: a batch's files lie back to
- * back, and each ext2fs_block_alloc_stats_range call walks the group's
- * descriptor, bitmap and superblock counts (a twentieth of a small
- * file's copy-in instructions, one call per file). The counts and bits
- * it leaves do not depend on how the ranges are cut. */
-#define COUNT_RUNS 32
-
-struct count_runs {
-	blk64_t start[COUNT_RUNS], len[COUNT_RUNS];
-	unsigned n;
-};
-
-static void count_flush(ext2_filsys fs, struct count_runs *c)
-{
-	for (unsigned i = 0; i < c->n; i++)
-		ext2fs_block_alloc_stats_range(fs, c->start[i],
-					       (blk_t)c->len[i], +1);
-	c->n = 0;
-}
-
-static void count_add(ext2_filsys fs, struct count_runs *c, blk64_t start,
-		      blk64_t len)
-{
-	if (c->n && c->start[c->n - 1] + c->len[c->n - 1] == start &&
-	    c->len[c->n - 1] + len <= UINT32_MAX) {
-		c->len[c->n - 1] += len;
-		return;
-	}
-	if (c->n == COUNT_RUNS)
-		count_flush(fs, c);
-	c->start[c->n] = start;
-	c->len[c->n++] = len;
-}
-
 /* The end of one file's close in commit_many, as close_commit ends it,
  * but for its end of operation: the blocks counted (its inode has them,
  * *err == 0: into c, counted by the caller's count_flush) or given
@@ -1169,10 +1168,7 @@ static void commit_blocks(struct e3_file *f, errcode_t *err,
 			  struct count_runs *c)
 {
 	if (!*err) {
-		for (size_t i = 0; i < f->nruns; i++)
-			if (f->runs[i].used)
-				count_add(f->img->fs, c, f->runs[i].start,
-					  f->runs[i].used);
+		count_blocks(f, c);
 	} else {
 		e3_undo_begin(f->img);
 		release_blocks(f);
@@ -1335,6 +1331,7 @@ errcode_t e3_file_flush_many(e3_file_t **files, size_t n)
 errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 {
 	struct e3_file *done[FLUSH_MANY_MAX];
+	size_t nd = 0;
 	struct e3_image *img = NULL;
 	errcode_t first = 0;
 	int one_image = 1;
@@ -1379,7 +1376,7 @@ errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 		}
 		e3_fs_unlock(img);
 	}
-	for (size_t i = 0, nd = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct e3_file *f = files[i];
 
 		if (f && errs[i] != E3_FILE_CLOSED) {
@@ -1395,8 +1392,8 @@ errcode_t e3_file_close_many(e3_file_t **files, size_t n, errcode_t *errs)
 		}
 		if (!first)
 			first = errs[i];
-		if (i == n - 1 && nd)
-			files_retire(done[0]->img, done, nd);
 	}
+	if (nd)
+		files_retire(done[0]->img, done, nd);
 	return first;
 }
